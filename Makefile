@@ -1,0 +1,39 @@
+# The two commands of README.md: `make demo` and `make test`. Both set up what is missing first.
+PY := .venv/bin/python
+# lavapipe's subgroup size follows LP_NATIVE_VECTOR_WIDTH: 128 -> 4, 256 -> 8, 512 -> 16.
+WIDTHS := 128 256 512
+# Every subgroup feature off: the shared-memory fallbacks.
+NO_SUBGROUP := vote,arithmetic,ballot,shuffle,shuffle_relative,clustered,quad
+PYTEST_ARGS ?=
+
+.PHONY: setup demo test test-gpu info shaders bench clean
+
+setup:
+	@bash tools/setup.sh
+
+demo: setup
+	@$(PY) -m vkbackend demo
+
+test: setup
+	@set -e; for w in $(WIDTHS); do \
+	  echo "== lavapipe, LP_NATIVE_VECTOR_WIDTH=$$w"; \
+	  LP_NATIVE_VECTOR_WIDTH=$$w VKBACKEND_DEVICE=llvmpipe $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS); \
+	done
+	@echo "== lavapipe, LP_NATIVE_VECTOR_WIDTH=256, subgroup features off: $(NO_SUBGROUP)"
+	@LP_NATIVE_VECTOR_WIDTH=256 VKBACKEND_DEVICE=llvmpipe VKBACKEND_DISABLE_SUBGROUP=$(NO_SUBGROUP) \
+	  $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS) tests/shaders tests/primitives
+
+test-gpu: setup
+	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+info: setup
+	@$(PY) -m vkbackend info
+
+shaders: setup
+	@$(PY) -m vkbackend compile-shaders
+
+bench: setup
+	$(PY) tools/bench.py
+
+clean:
+	rm -rf .venv build *.egg-info

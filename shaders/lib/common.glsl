@@ -1,0 +1,35 @@
+// Included first by every shader, right after:
+//   #version 450
+//   #extension GL_GOOGLE_include_directive : require
+// The runtime defines HAS_SUBGROUP_<FEATURE> for each subgroup feature the device has (and the
+// user did not switch off with VKBACKEND_DISABLE_SUBGROUP); code must work without any of them.
+#extension GL_KHR_shader_subgroup_basic : require
+#ifdef HAS_SUBGROUP_VOTE
+#extension GL_KHR_shader_subgroup_vote : require
+#endif
+#ifdef HAS_SUBGROUP_ARITHMETIC
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#endif
+#ifdef HAS_SUBGROUP_BALLOT
+#extension GL_KHR_shader_subgroup_ballot : require
+#endif
+#ifdef HAS_SUBGROUP_SHUFFLE
+#extension GL_KHR_shader_subgroup_shuffle : require
+#endif
+#ifdef HAS_SUBGROUP_SHUFFLE_RELATIVE
+#extension GL_KHR_shader_subgroup_shuffle_relative : require
+#endif
+
+// Specialization constant 0 is the workgroup size; 1 the worst-case number of subgroups in a
+// workgroup (workgroup size / minSubgroupSize), which sizes shared scratch for any subgroup size.
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint SUBGROUP_SLOTS = 1u;
+const uint WG_SIZE = gl_WorkGroupSize.x;
+
+// Grid-stride loop over [0, n): right for any dispatch size.
+#define GRID_STRIDE_LOOP(i, n) \
+    for (uint i = gl_GlobalInvocationID.x; i < (n); i += gl_NumWorkGroups.x * WG_SIZE)
+
+// Token pasting that expands its arguments first (PASTE(f_, T) with T defined as float -> f_float).
+#define PASTE_(a, b) a##b
+#define PASTE(a, b) PASTE_(a, b)

@@ -1,0 +1,40 @@
+"""vkbackend: one GPU array API on any vendor's GPU, through Vulkan compute and SPIR-V.
+
+Operations record into a command sequence and run when the host needs data (`.numpy()`,
+`np.asarray`, `vk.synchronize()`), one submit for all of them.
+"""
+from __future__ import annotations
+
+import os as _os
+
+from . import runtime as _runtime
+from .array import Array
+from .compiler import CompileError
+from .device import Device, DeviceError
+from .dtypes import bool_, float32, int32, uint32
+from .primitives.creation import (arange, array, asarray, empty, empty_like, full, full_like, ones,
+                                  ones_like, zeros, zeros_like)
+from .primitives.elementwise import (abs, absolute, add, astype, divide, equal, exp, greater,
+                                     greater_equal, less, less_equal, log, maximum, minimum, multiply,
+                                     negative, not_equal, sqrt, subtract, true_divide, where)
+
+# ops/ sits at the top of a checkout; installed, it is the subpackage vkbackend/ops.
+if not _os.path.isdir(_os.path.join(__path__[0], "ops")):
+    __path__.append(_os.path.join(_os.path.dirname(__path__[0])))
+
+__version__ = "0.1.0"
+
+
+def device() -> Device:
+    """The open device (opened on first use): name, vendor, driver, limits, subgroup size/features."""
+    return _runtime.get().device
+
+
+def synchronize() -> None:
+    """Run everything recorded so far and wait for it."""
+    _runtime.get().stream.synchronize()
+
+
+def stats() -> dict:
+    """Counters for tests and benchmarks: submits, dispatches, pipeline and pool use, compiles."""
+    return _runtime.get().stats()

@@ -1,0 +1,213 @@
+"""vk.Array: a C-contiguous array in a pooled device buffer, computed lazily."""
+from __future__ import annotations
+
+import math
+import numbers
+import operator
+
+import numpy as np
+
+from . import dtypes, runtime
+
+
+class Storage:
+    """Owns one pooled buffer; views share it, and it goes back to the pool with the last one."""
+    __slots__ = ("buffer", "_rt")
+
+    def __init__(self, words: int):
+        self._rt = runtime.get()
+        self.buffer = self._rt.pool.acquire(words)
+        if self._rt.poison:
+            from .primitives import creation
+            creation.poison(self.buffer)
+
+    def __del__(self):
+        rt = getattr(self, "_rt", None)
+        if rt is not None and runtime.is_open():
+            rt.release(self.buffer)
+
+
+def _normalize_shape(shape) -> tuple:
+    if isinstance(shape, numbers.Integral):
+        shape = (shape,)
+    try:
+        shape = tuple(operator.index(s) for s in shape)
+    except TypeError as e:
+        raise TypeError(f"shape must be an int or a tuple of ints, got {shape!r}") from e
+    if any(s < 0 for s in shape):
+        raise ValueError(f"negative dimensions are not allowed: {shape}")
+    return shape
+
+
+class Array:
+    __array_priority__ = 100  # numpy defers to our operators in mixed expressions
+
+    def __init__(self, storage: Storage, shape: tuple, dtype: np.dtype, offset: int = 0):
+        self._storage = storage
+        self.shape = shape
+        self.dtype = dtype
+        self.offset = offset  # in elements (32-bit words) from the start of the buffer
+
+    # -- construction -----------------------------------------------------------------------
+    @classmethod
+    def empty(cls, shape, dtype) -> "Array":
+        shape = _normalize_shape(shape)
+        dtype = dtypes.check(dtype)
+        return cls(Storage(math.prod(shape)), shape, dtype)
+
+    # -- properties -------------------------------------------------------------------------
+    @property
+    def buffer(self):
+        return self._storage.buffer
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * 4
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d array")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"vk.Array({np.array2string(self.numpy(), separator=', ')}, dtype={self.dtype})"
+
+    # -- host transfer ----------------------------------------------------------------------
+    def numpy(self) -> np.ndarray:
+        """Run what is recorded and copy this array back: exactly one submit."""
+        rt = runtime.get()
+        rt.stream.synchronize(downloads=[self.buffer] if self.size else [])
+        if not self.size:
+            return np.empty(self.shape, self.dtype)
+        words = self.buffer.staging()[self.offset:self.offset + self.size]
+        host = words.view(dtypes.STORAGE[self.dtype]).reshape(self.shape)
+        return host.astype(bool) if self.dtype == dtypes.bool_ else host.copy()
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def tolist(self):
+        return self.numpy().tolist()
+
+    def item(self):
+        if self.size != 1:
+            raise ValueError(f"item() needs an array of size 1, got shape {self.shape}")
+        return self.numpy().reshape(()).item()
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __bool__(self):
+        if self.size != 1:
+            raise ValueError("the truth value of an array with more than one element is ambiguous")
+        return bool(self.item())
+
+    # -- views ------------------------------------------------------------------------------
+    def reshape(self, *shape) -> "Array":
+        """A view with a new shape (one dimension may be -1), like numpy's."""
+        if len(shape) == 1 and not isinstance(shape[0], numbers.Integral):
+            shape = shape[0]
+        shape = tuple(operator.index(s) for s in shape)
+        if shape.count(-1) > 1:
+            raise ValueError("can only specify one unknown dimension (-1)")
+        if -1 in shape:
+            known = math.prod(s for s in shape if s != -1)
+            if known == 0 or self.size % known:
+                raise ValueError(f"cannot reshape array of size {self.size} into shape {shape}")
+            shape = tuple(self.size // known if s == -1 else s for s in shape)
+        shape = _normalize_shape(shape)
+        if math.prod(shape) != self.size:
+            raise ValueError(f"cannot reshape array of size {self.size} into shape {shape}")
+        return Array(self._storage, shape, self.dtype, self.offset)
+
+    def ravel(self) -> "Array":
+        return self.reshape(-1)
+
+    flatten = ravel
+
+    def __getitem__(self, key):
+        """Integers and unit-step slices on leading axes: views, no copy."""
+        if not isinstance(key, tuple):
+            key = (key,)
+        if len(key) > self.ndim:
+            raise IndexError(f"too many indices: {len(key)} for an array of {self.ndim} dimension(s)")
+        view = self
+        for pos, k in enumerate(key):
+            n = view.shape[0]
+            inner = math.prod(view.shape[1:])
+            if isinstance(k, (numbers.Integral, np.integer)) and not isinstance(k, (bool, np.bool_)):
+                i = operator.index(k)
+                if not -n <= i < n:
+                    raise IndexError(f"index {i} is out of bounds for axis {pos} with size {n}")
+                view = Array(view._storage, view.shape[1:], view.dtype, view.offset + (i % n) * inner)
+            elif isinstance(k, slice):
+                start, stop, step = k.indices(n)
+                if step != 1:
+                    raise IndexError(f"slice step {step}: only unit-step slices are views "
+                                     "(use vk.take for strided selection)")
+                if pos != len(key) - 1:
+                    raise IndexError("a slice must be the last index (basic slicing of leading axes)")
+                count = max(0, stop - start)
+                view = Array(view._storage, (count,) + view.shape[1:], view.dtype, view.offset + start * inner)
+            else:
+                raise IndexError(f"unsupported index {k!r}: expected integers and unit-step slices "
+                                 "on leading axes")
+        return view
+
+    def astype(self, dtype) -> "Array":
+        from .primitives import elementwise
+        return elementwise.astype(self, dtype)
+
+    def copy(self) -> "Array":
+        return self.astype(self.dtype)
+
+    # -- operators --------------------------------------------------------------------------
+    def _binary(name, reflected=False):
+        def method(self, other):
+            from .primitives import elementwise
+            if not isinstance(other, (Array, numbers.Number, np.ndarray, np.generic, list, tuple)):
+                return NotImplemented
+            f = getattr(elementwise, name)
+            return f(other, self) if reflected else f(self, other)
+        method.__name__ = f"__{'r' if reflected else ''}{name}__"
+        return method
+
+    __add__ = _binary("add")
+    __radd__ = _binary("add", True)
+    __sub__ = _binary("subtract")
+    __rsub__ = _binary("subtract", True)
+    __mul__ = _binary("multiply")
+    __rmul__ = _binary("multiply", True)
+    __truediv__ = _binary("divide")
+    __rtruediv__ = _binary("divide", True)
+    __eq__ = _binary("equal")
+    __ne__ = _binary("not_equal")
+    __lt__ = _binary("less")
+    __le__ = _binary("less_equal")
+    __gt__ = _binary("greater")
+    __ge__ = _binary("greater_equal")
+    del _binary
+    __hash__ = None
+
+    def __neg__(self):
+        from .primitives import elementwise
+        return elementwise.negative(self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        from .primitives import elementwise
+        return elementwise.absolute(self)

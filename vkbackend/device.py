@@ -1,0 +1,144 @@
+"""The open Vulkan device: choice, capabilities queried at run time, the kp manager."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+# VkSubgroupFeatureFlagBits, in bit order.
+SUBGROUP_FEATURE_BITS = {
+    "basic": 0x1,
+    "vote": 0x2,
+    "arithmetic": 0x4,
+    "ballot": 0x8,
+    "shuffle": 0x10,
+    "shuffle_relative": 0x20,
+    "clustered": 0x40,
+    "quad": 0x80,
+}
+_COMPUTE_STAGE = 0x20  # VK_SHADER_STAGE_COMPUTE_BIT
+_VENDORS = {0x10DE: "NVIDIA", 0x1002: "AMD", 0x8086: "Intel", 0x10005: "Mesa", 0x13B5: "ARM",
+            0x5143: "Qualcomm", 0x106B: "Apple"}
+
+
+class DeviceError(RuntimeError):
+    """No usable Vulkan device, or a feature the work needs is missing."""
+
+
+@dataclass(frozen=True)
+class Device:
+    index: int
+    name: str
+    vendor: str
+    vendor_id: int
+    device_type: str
+    driver: str
+    api_version: str
+    subgroup_size: int
+    min_subgroup_size: int
+    max_subgroup_size: int
+    subgroup_features: frozenset
+    disabled_subgroup_features: frozenset
+    max_workgroup_size: tuple
+    max_workgroup_invocations: int
+    max_workgroup_count: tuple
+    max_shared_memory: int
+    max_storage_buffer_range: int
+    device_local_bytes: int
+    extensions: tuple = field(repr=False)
+    manager: object = field(repr=False, compare=False)
+
+    @property
+    def is_software(self) -> bool:
+        return "llvmpipe" in self.name.lower()
+
+    def has(self, feature: str) -> bool:
+        return feature in self.subgroup_features
+
+    def report(self) -> dict:
+        """A plain dict of everything above, for `vkbackend info --json`."""
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k not in ("manager", "extensions")}
+        d["subgroup_features"] = sorted(self.subgroup_features, key=list(SUBGROUP_FEATURE_BITS).index)
+        d["disabled_subgroup_features"] = sorted(self.disabled_subgroup_features)
+        d["lp_native_vector_width"] = os.environ.get("LP_NATIVE_VECTOR_WIDTH")
+        return d
+
+
+def _version(v: int) -> str:
+    return f"{v >> 22}.{(v >> 12) & 0x3FF}.{v & 0xFFF}"
+
+
+def _disabled_from_env() -> frozenset:
+    raw = os.environ.get("VKBACKEND_DISABLE_SUBGROUP", "")
+    names = {n.strip() for n in raw.split(",") if n.strip()}
+    if "all" in names:
+        names = set(SUBGROUP_FEATURE_BITS) - {"basic"}
+    unknown = names - set(SUBGROUP_FEATURE_BITS)
+    if unknown:
+        raise ValueError(f"VKBACKEND_DISABLE_SUBGROUP: unknown feature(s) {sorted(unknown)}; "
+                         f"expected names from {sorted(SUBGROUP_FEATURE_BITS)} or 'all'")
+    return frozenset(names)
+
+
+def _choose_index(devices: list[dict]) -> int:
+    """VKBACKEND_DEVICE (an index or part of a name); else the first GPU; else lavapipe."""
+    want = os.environ.get("VKBACKEND_DEVICE", "").strip()
+    names = [d["device_name"] for d in devices]
+    if want:
+        if want.isdigit():
+            i = int(want)
+            if i >= len(devices):
+                raise DeviceError(f"VKBACKEND_DEVICE={want}: only {len(devices)} device(s): {names}")
+            return i
+        for i, n in enumerate(names):
+            if want.lower() in n.lower():
+                return i
+        raise DeviceError(f"VKBACKEND_DEVICE={want!r} matches none of {names}")
+    for i, n in enumerate(names):
+        if "llvmpipe" not in n.lower():
+            return i
+    return 0
+
+
+def open_device() -> Device:
+    try:
+        import kp
+    except ImportError as e:  # pragma: no cover - setup problem
+        raise DeviceError("the kp (Kompute) module is not installed: run `make setup`") from e
+    if not hasattr(kp.Manager, "device_capabilities"):
+        raise DeviceError("kp is not built with vkbackend's patches (third_party/kompute): run `make setup`")
+    try:
+        mgr = kp.Manager()
+    except Exception as e:
+        raise DeviceError(f"no Vulkan device could be opened ({e}); on a machine without a GPU "
+                          "install mesa-vulkan-drivers for lavapipe") from e
+    index = _choose_index(mgr.list_devices())
+    if index != 0:
+        mgr.destroy()
+        mgr = kp.Manager(index)
+    caps = mgr.device_capabilities()
+    disabled = _disabled_from_env()
+    ops = caps["subgroup_operations"] if caps["subgroup_stages"] & _COMPUTE_STAGE else 0
+    features = frozenset(n for n, bit in SUBGROUP_FEATURE_BITS.items() if ops & bit) - disabled
+    driver = " ".join(x for x in (caps["driver_name"], caps["driver_info"]) if x) or _version(caps["driver_version"])
+    return Device(
+        index=index,
+        name=caps["device_name"],
+        vendor=_VENDORS.get(caps["vendor_id"], hex(caps["vendor_id"])),
+        vendor_id=caps["vendor_id"],
+        device_type=caps["device_type"],
+        driver=driver,
+        api_version=_version(caps["api_version"]),
+        subgroup_size=caps["subgroup_size"],
+        min_subgroup_size=caps["min_subgroup_size"],
+        max_subgroup_size=caps["max_subgroup_size"],
+        subgroup_features=features,
+        disabled_subgroup_features=disabled,
+        max_workgroup_size=tuple(caps["max_workgroup_size"]),
+        max_workgroup_invocations=caps["max_workgroup_invocations"],
+        max_workgroup_count=tuple(caps["max_workgroup_count"]),
+        max_shared_memory=caps["max_shared_memory"],
+        max_storage_buffer_range=caps["max_storage_buffer_range"],
+        device_local_bytes=caps["device_local_bytes"],
+        extensions=tuple(caps["extensions"]),
+        manager=mgr,
+    )

@@ -1,0 +1,55 @@
+"""Supported dtypes and numpy's promotion rules, narrowed to 32-bit storage."""
+from __future__ import annotations
+
+import numpy as np
+
+float32 = np.dtype(np.float32)
+int32 = np.dtype(np.int32)
+uint32 = np.dtype(np.uint32)
+bool_ = np.dtype(np.bool_)
+SUPPORTED = (float32, int32, uint32, bool_)
+
+# GLSL element type per dtype; bool is stored as one uint32 word (0 or 1).
+GLSL = {float32: "float", int32: "int", uint32: "uint", bool_: "uint"}
+# Storage dtype of the words in a buffer.
+STORAGE = {float32: float32, int32: int32, uint32: uint32, bool_: uint32}
+
+
+def check(dtype) -> np.dtype:
+    """The dtype as np.dtype, or TypeError if vkbackend cannot hold it."""
+    try:
+        d = np.dtype(dtype)
+    except TypeError as e:
+        raise TypeError(f"unsupported dtype {dtype!r}: expected one of float32, int32, uint32, bool") from e
+    if d not in SUPPORTED:
+        raise TypeError(f"unsupported dtype {d}: expected one of float32, int32, uint32, bool")
+    return d
+
+
+def from_host(d: np.dtype) -> np.dtype:
+    """The dtype an array of host dtype `d` gets when none is asked for (float64 -> float32, int64 -> int32)."""
+    d = np.dtype(d)
+    if d in SUPPORTED:
+        return d
+    if d.kind == "f":
+        return float32
+    if d.kind == "i":
+        return int32
+    if d.kind == "u":
+        return uint32
+    raise TypeError(f"cannot make a GPU array from host dtype {d}: expected a bool, integer or float array")
+
+
+def narrow(d: np.dtype, what: str) -> np.dtype:
+    """Map a numpy result dtype to a supported one: floats compute in float32; int64 (int32 mixed
+    with uint32) has no 32-bit home, so it is refused rather than silently wrapped."""
+    if d in SUPPORTED:
+        return d
+    if d.kind == "f":
+        return float32
+    raise TypeError(f"{what}: numpy would promote to {d}, which vkbackend does not support; "
+                    "cast one operand with .astype() first")
+
+
+def is_float(d) -> bool:
+    return np.dtype(d).kind == "f"

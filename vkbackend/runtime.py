@@ -1,0 +1,55 @@
+"""The process-wide runtime: device, buffer pool, recording stream, kernel and pipeline caches."""
+from __future__ import annotations
+
+import os
+
+from . import compiler
+from .device import Device, open_device
+from .kernel import Kernel, PipelineCache
+from .memory import Pool
+from .stream import Stream
+
+
+class Runtime:
+    def __init__(self):
+        self.device: Device = open_device()
+        mgr = self.device.manager
+        self.pool = Pool(mgr, self.device.max_storage_buffer_range)
+        self.stream = Stream(mgr, self.pool)
+        self.pipelines = PipelineCache(mgr)
+        self._kernels: dict = {}
+        # Tests poison every fresh buffer so that an element a kernel forgets to write shows up.
+        self.poison = os.environ.get("VKBACKEND_POISON", "") not in ("", "0")
+
+    def kernel(self, shader: str, defines: dict | None = None, workgroup: int = 256, spec: tuple = ()) -> Kernel:
+        key = (shader, tuple(sorted((defines or {}).items())), workgroup, tuple(spec))
+        k = self._kernels.get(key)
+        if k is None:
+            k = self._kernels[key] = Kernel(self, shader, defines or {}, workgroup, spec)
+        return k
+
+    def release(self, buf) -> None:
+        self.pool.release(buf, self.stream.completed)
+
+    def stats(self) -> dict:
+        s = dict(self.stream.stats)
+        s.update({f"pipeline_{k}": v for k, v in self.pipelines.stats.items()})
+        s["pipelines_cached"] = len(self.pipelines)
+        s.update(self.pool.stats)
+        s["buffers_cached"] = self.pool.cached_buffers()
+        s.update({f"shader_{k}": v for k, v in compiler.stats.items()})
+        return s
+
+
+_runtime: Runtime | None = None
+
+
+def get() -> Runtime:
+    global _runtime
+    if _runtime is None:
+        _runtime = Runtime()
+    return _runtime
+
+
+def is_open() -> bool:
+    return _runtime is not None

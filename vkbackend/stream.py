@@ -1,0 +1,95 @@
+"""Lazy recording: dispatches go into a kp.Sequence and run when the host needs data.
+
+A submit + wait costs ~45 us on an H100 even with the patched fence and a recorded dispatch ~3 us,
+so nothing submits per op: `synchronize` submits everything recorded (and the downloads) once.
+Long graphs are flushed in chunks, without waiting, through two sequences used in turn.
+"""
+from __future__ import annotations
+
+import kp
+
+FLUSH_AFTER = 4096  # recorded operations per chunk (each keeps a kp op alive until its submit completes)
+
+
+class Stream:
+    def __init__(self, manager, pool):
+        self._seqs = [manager.sequence(), manager.sequence()]
+        self._epochs = [0, 0]   # the submit number each sequence last carried
+        self._cur = 0
+        self._ops = 0           # operations recorded in the current sequence
+        self._barrier = kp.OpGlobalBarrier()
+        self._pool = pool
+        self.submitted = 0      # submit count so far == epoch of the newest submit
+        self.completed = 0      # every submit up to this epoch has finished
+        self.stats = {"submits": 0, "dispatches": 0, "uploads": 0, "downloads": 0, "flushes": 0}
+
+    @property
+    def next_epoch(self) -> int:
+        return self.submitted + 1
+
+    def _record(self, op) -> None:
+        if self._ops >= FLUSH_AFTER:
+            self.flush()
+        seq = self._seqs[self._cur]
+        if self._ops == 0:
+            # Orders this chunk after whatever earlier submits wrote (barriers reach across submits).
+            seq.record(self._barrier)
+        seq.record(op)
+        seq.record(self._barrier)
+        self._ops += 1
+
+    def dispatch(self, algorithm, push, groups) -> None:
+        algorithm.set_workgroup(*groups)
+        self._record(kp.OpAlgoDispatch(algorithm, push))
+        self.stats["dispatches"] += 1
+
+    def upload(self, buf, words) -> None:
+        """Copy `words` (uint32) into the buffer: written to staging now, copied to the device in order."""
+        buf.staging()[: len(words)] = words
+        buf.staged_epoch = self.next_epoch
+        self._record(kp.OpTensorSyncDevice([buf.tensor]))
+        self.stats["uploads"] += 1
+
+    def _submit(self, wait: bool) -> None:
+        seq = self._seqs[self._cur]
+        self.submitted += 1
+        self._epochs[self._cur] = self.submitted
+        self.stats["submits"] += 1
+        self._ops = 0
+        if not wait:
+            seq.eval_async()
+            return
+        seq.eval()
+        other = self._seqs[1 - self._cur]
+        if other.is_running():
+            other.eval_await()
+        self.completed = self.submitted
+        seq.clear()  # drops the recorded ops and the pipelines and buffers they held
+
+    def flush(self) -> None:
+        """Submit what is recorded without waiting, and record on into the other sequence."""
+        if self._ops == 0:
+            return
+        other = 1 - self._cur
+        if self._seqs[other].is_running():  # the other sequence must finish before it is re-recorded
+            self._seqs[other].eval_await()
+            self.completed = max(self.completed, self._epochs[other])
+        self._seqs[other].clear()
+        self._submit(wait=False)
+        self._cur = other
+        self.stats["flushes"] += 1
+        self._pool.collect(self.completed)
+
+    def synchronize(self, downloads=()) -> None:
+        """Run everything recorded, copy `downloads` (Buffers) to their staging memory, wait once."""
+        for buf in downloads:
+            self._record(kp.OpTensorSyncLocal([buf.tensor]))
+            self.stats["downloads"] += 1
+        if self._ops:
+            self._submit(wait=True)
+        else:
+            other = self._seqs[1 - self._cur]
+            if other.is_running():
+                other.eval_await()
+            self.completed = self.submitted
+        self._pool.collect(self.completed)
