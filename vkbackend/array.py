@@ -15,8 +15,9 @@ class Storage:
     __slots__ = ("buffer", "_rt")
 
     def __init__(self, words: int):
-        self._rt = runtime.get()
-        self.buffer = self._rt.pool.acquire(words)
+        rt = runtime.get()
+        self.buffer = rt.pool.acquire(words)
+        self._rt = rt  # set only once there is a buffer to give back
         if self._rt.poison:
             from .primitives import creation
             creation.poison(self.buffer)

@@ -104,9 +104,10 @@ _memory: dict[str, bytes] = {}
 
 
 def compile_shader(shader: str, defines: dict | None = None) -> bytes:
-    """SPIR-V for shaders/<shader> with the given -D defines (None values mean a bare -DNAME)."""
+    """SPIR-V for shaders/<shader> (or an absolute path) with the given -D defines
+    (None values mean a bare -DNAME)."""
     defines = dict(defines or {})
-    path = SHADER_DIR / shader
+    path = Path(shader) if os.path.isabs(shader) else SHADER_DIR / shader
     if not path.is_file():
         raise CompileError(f"no shader {shader!r} under {SHADER_DIR}")
     key = cache_key(path, defines)

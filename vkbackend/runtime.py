@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 
 from . import compiler
-from .device import Device, open_device
+from .devices import Device, open_device
 from .kernel import Kernel, PipelineCache
 from .memory import Pool
 from .stream import Stream

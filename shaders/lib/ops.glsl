@@ -1,0 +1,60 @@
+// The binary operators of reductions and scans, by name (add, mul, min, max; and, or, xor on
+// integers): combine_<op>(a, b), identity_<op>(T) (the argument only picks the type), and the
+// subgroup intrinsic of each, sg_reduce_<op> / sg_inclusive_<op> / sg_exclusive_<op>.
+// Float min/max here ignore NaN ordering; callers that must propagate NaN track it apart.
+#ifndef VK_LIB_OPS
+#define VK_LIB_OPS
+#include "math.glsl"
+
+#define DEFINE_ARITH_OPS(T, MAXV, MINV) \
+    T combine_add(T a, T b) { return a + b; } \
+    T combine_mul(T a, T b) { return a * b; } \
+    T combine_min(T a, T b) { return min(a, b); } \
+    T combine_max(T a, T b) { return max(a, b); } \
+    T identity_add(T t) { return T(0); } \
+    T identity_mul(T t) { return T(1); } \
+    T identity_min(T t) { return MAXV; } \
+    T identity_max(T t) { return MINV; }
+DEFINE_ARITH_OPS(float, INF, -INF)
+DEFINE_ARITH_OPS(int, 0x7fffffff, int(0x80000000))
+DEFINE_ARITH_OPS(uint, 0xffffffffu, 0u)
+
+#define DEFINE_BIT_OPS(T) \
+    T combine_and(T a, T b) { return a & b; } \
+    T combine_or(T a, T b) { return a | b; } \
+    T combine_xor(T a, T b) { return a ^ b; } \
+    T identity_and(T t) { return ~T(0); } \
+    T identity_or(T t) { return T(0); } \
+    T identity_xor(T t) { return T(0); }
+DEFINE_BIT_OPS(int)
+DEFINE_BIT_OPS(uint)
+
+// Shared scratch holds 32-bit words of any of the three types.
+uint to_bits(float x) { return floatBitsToUint(x); }
+uint to_bits(int x) { return uint(x); }
+uint to_bits(uint x) { return x; }
+
+#ifdef HAS_SUBGROUP_ARITHMETIC
+#define sg_reduce_add subgroupAdd
+#define sg_reduce_mul subgroupMul
+#define sg_reduce_min subgroupMin
+#define sg_reduce_max subgroupMax
+#define sg_reduce_and subgroupAnd
+#define sg_reduce_or subgroupOr
+#define sg_reduce_xor subgroupXor
+#define sg_inclusive_add subgroupInclusiveAdd
+#define sg_inclusive_mul subgroupInclusiveMul
+#define sg_inclusive_min subgroupInclusiveMin
+#define sg_inclusive_max subgroupInclusiveMax
+#define sg_inclusive_and subgroupInclusiveAnd
+#define sg_inclusive_or subgroupInclusiveOr
+#define sg_inclusive_xor subgroupInclusiveXor
+#define sg_exclusive_add subgroupExclusiveAdd
+#define sg_exclusive_mul subgroupExclusiveMul
+#define sg_exclusive_min subgroupExclusiveMin
+#define sg_exclusive_max subgroupExclusiveMax
+#define sg_exclusive_and subgroupExclusiveAnd
+#define sg_exclusive_or subgroupExclusiveOr
+#define sg_exclusive_xor subgroupExclusiveXor
+#endif
+#endif
