@@ -17,10 +17,18 @@ from .primitives.creation import (arange, array, asarray, empty, empty_like, ful
 from .primitives.elementwise import (abs, absolute, add, astype, divide, equal, exp, greater,
                                      greater_equal, less, less_equal, log, maximum, minimum, multiply,
                                      negative, not_equal, sqrt, subtract, true_divide, where)
+from .primitives.reduce import *  # noqa: F401,F403
+from .primitives.scan import *  # noqa: F401,F403
+from .primitives.gather import *  # noqa: F401,F403
+from .primitives.matmul import *  # noqa: F401,F403
 
 # ops/ sits at the top of a checkout; installed, it is the subpackage vkbackend/ops.
 if not _os.path.isdir(_os.path.join(__path__[0], "ops")):
     __path__.append(_os.path.join(_os.path.dirname(__path__[0])))
+
+from .ops.layernorm import *  # noqa: E402,F401,F403
+from .ops.conv import *  # noqa: E402,F401,F403
+from . import linalg  # noqa: E402  (vk.linalg.qr and friends)
 
 __version__ = "0.1.0"
 

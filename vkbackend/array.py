@@ -202,6 +202,19 @@ class Array:
     del _binary
     __hash__ = None
 
+    def __matmul__(self, other):
+        from .primitives import matmul as _mm
+        return _mm.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        from .primitives import matmul as _mm
+        return _mm.matmul(other, self)
+
+    @property
+    def T(self) -> "Array":
+        from .primitives import gather
+        return gather.transpose(self)
+
     def __neg__(self):
         from .primitives import elementwise
         return elementwise.negative(self)

@@ -1,0 +1,44 @@
+"""Timing helpers shared by the benchmark modules."""
+from __future__ import annotations
+
+import time
+
+
+def time_vk(fn, *, repeats: int = 20, warmup: int = 2) -> float:
+    """Milliseconds of device time per call of `fn` (which records vkbackend work).
+
+    Recording is lazy: nothing runs until the sync, so the calls are recorded first and the time
+    from the submit to the end of the wait, divided by `repeats`, is the device's time (plus one
+    submit+wait, ~45 us on an H100, spread over the repeats)."""
+    import vkbackend as vk
+    for _ in range(warmup):
+        fn()  # also creates the pipelines, outside the timed part
+    vk.synchronize()
+    for _ in range(repeats):
+        fn()  # results are dropped: their buffers come back from the pool, as in a real loop
+    t0 = time.perf_counter()
+    vk.synchronize()
+    return (time.perf_counter() - t0) / repeats * 1e3
+
+
+def time_torch(fn, *, repeats: int = 20, warmup: int = 3) -> float:
+    """Milliseconds per call of `fn` on the current CUDA device, by CUDA events."""
+    import torch
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(repeats):
+        fn()
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) / repeats
+
+
+def gbps(nbytes: float, ms: float) -> float:
+    return nbytes / (ms * 1e-3) / 1e9
+
+
+def tflops(flops: float, ms: float) -> float:
+    return flops / (ms * 1e-3) / 1e12

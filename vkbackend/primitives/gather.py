@@ -1,0 +1,2 @@
+"""(placeholder: being written)"""
+__all__: list = []
