@@ -26,6 +26,10 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint SUBGROUP_SLOTS = 1u;
 const uint WG_SIZE = gl_WorkGroupSize.x;
 
+// Subgroups in this workgroup, counted from the workgroup and subgroup sizes: lavapipe (Mesa 22.3)
+// reports gl_NumSubgroups = floor(WG_SIZE / gl_SubgroupSize), dropping a partial last subgroup.
+uint num_subgroups() { return (WG_SIZE + gl_SubgroupSize - 1u) / gl_SubgroupSize; }
+
 // Grid-stride loop over [0, n): right for any dispatch size.
 #define GRID_STRIDE_LOOP(i, n) \
     for (uint i = gl_GlobalInvocationID.x; i < (n); i += gl_NumWorkGroups.x * WG_SIZE)

@@ -10,7 +10,7 @@ WGT_T PASTE(wg_reduce_, WGT_OP)(WGT_T x) {
     barrier();
     if (gl_SubgroupID == 0u) {
         WGT_T v = IDENTITY;
-        for (uint i = gl_SubgroupInvocationID; i < gl_NumSubgroups; i += gl_SubgroupSize)
+        for (uint i = gl_SubgroupInvocationID; i < num_subgroups(); i += gl_SubgroupSize)
             v = COMBINE(v, LOAD(i));
         v = PASTE(sg_reduce_, WGT_OP)(v);
         if (subgroupElect()) wg_scratch[SUBGROUP_SLOTS] = to_bits(v);
@@ -28,12 +28,12 @@ WGT_T PASTE(wg_scan_, WGT_OP)(WGT_T x, out WGT_T exclusive, out WGT_T aggregate)
     barrier();
     if (gl_SubgroupID == 0u) {  // exclusive prefix of the subgroup totals, any number of subgroups
         WGT_T carry = IDENTITY;
-        for (uint base = 0u; base < gl_NumSubgroups; base += gl_SubgroupSize) {
+        for (uint base = 0u; base < num_subgroups(); base += gl_SubgroupSize) {
             uint i = base + gl_SubgroupInvocationID;
-            WGT_T v = i < gl_NumSubgroups ? LOAD(i) : IDENTITY;
+            WGT_T v = i < num_subgroups() ? LOAD(i) : IDENTITY;
             WGT_T prefix = COMBINE(carry, PASTE(sg_exclusive_, WGT_OP)(v));
             carry = COMBINE(carry, PASTE(sg_reduce_, WGT_OP)(v));
-            if (i < gl_NumSubgroups) wg_scratch[i] = to_bits(prefix);
+            if (i < num_subgroups()) wg_scratch[i] = to_bits(prefix);
         }
         if (subgroupElect()) wg_scratch[SUBGROUP_SLOTS] = to_bits(carry);
     }

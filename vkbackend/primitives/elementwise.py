@@ -34,6 +34,15 @@ def _np_type(x):
     return x.dtype if isinstance(x, np.generic) else x
 
 
+def _promote(operands, name: str) -> np.dtype:
+    """numpy's result type; with no array among the operands, Python ints give int32 and floats
+    float32 (as asarray does), since numpy's default int64/float64 have no 32-bit home."""
+    promoted = np.result_type(*[_np_type(x) for x in operands])
+    if not any(isinstance(x, (Array, np.generic)) for x in operands):
+        return dtypes.from_host(promoted)
+    return dtypes.narrow(promoted, name)
+
+
 def _scalar_bits(value, dtype: np.dtype, name: str) -> int:
     if dtype.kind in "iu":
         if isinstance(value, (float, np.floating)):
@@ -82,6 +91,8 @@ def apply(op: str, operands: list, out_dtype, compute_dtype, name: str | None = 
     name = name or op
     arrays = [x for x in operands if isinstance(x, Array)]
     out_shape = broadcast_shape([x.shape for x in arrays] or [()], name)
+    scalars = {k: _scalar_bits(x, compute_dtype, name) for k, x in enumerate(operands)
+               if not isinstance(x, Array)}  # checked before any GPU work
     out = Array.empty(out_shape, out_dtype)
     n = out.size
     if n == 0:
@@ -102,7 +113,7 @@ def apply(op: str, operands: list, out_dtype, compute_dtype, name: str | None = 
             defines[f"T_{letter}"] = "uint"
             defines[f"{letter}_SCALAR"] = 1
             buffers.append(out.buffer)  # a dummy binding
-            words.append(_scalar_bits(x, compute_dtype, name))
+            words.append(scalars[k])
             strides.append([0] * len(out_shape))
     words += [0] * (3 - nargs)
     shape, per_operand = _collapse(out_shape, strides)
@@ -127,11 +138,8 @@ def _binary(op: str, kind: str):
         a, b = _operand(x1, op), _operand(x2, op)
         if not (isinstance(a, Array) or isinstance(b, Array)):
             a = asarray(a)
-        types = [_np_type(a), _np_type(b)]
-        promoted = np.result_type(*types)
-        if kind == "divide":
-            promoted = np.result_type(promoted, np.float32)
-        compute = dtypes.narrow(promoted, op)
+        # true division of any two numbers is a float (numpy: float64; here float32)
+        compute = dtypes.float32 if kind == "divide" else _promote([a, b], op)
         if compute == dtypes.bool_ and kind != "compare":
             raise TypeError(f"{op}: arithmetic on bool arrays is not supported; cast with .astype() first")
         if compute == dtypes.bool_:
@@ -207,7 +215,7 @@ def where(condition, x, y) -> Array:
     if cond.dtype != dtypes.bool_:
         cond = astype(cond, dtypes.bool_)
     a, b = _operand(x, "where"), _operand(y, "where")
-    compute = dtypes.narrow(np.result_type(_np_type(a), _np_type(b)), "where")
+    compute = _promote([a, b], "where")
     if compute == dtypes.bool_:
         compute = dtypes.uint32
         out = dtypes.bool_
