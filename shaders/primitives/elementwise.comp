@@ -2,6 +2,9 @@
 #extension GL_GOOGLE_include_directive : require
 #include "lib/common.glsl"
 #include "lib/math.glsl"
+// @variants OP_add|OP_subtract|OP_multiply|OP_divide|OP_maximum|OP_minimum|OP_equal|OP_not_equal|OP_less|OP_less_equal|OP_greater|OP_greater_equal NARGS=2 T=float|int|uint T_OUT=uint T_A=float T_B=int ?B_SCALAR RANK=0|4
+// @variants OP_negative|OP_absolute|OP_exp|OP_log|OP_sqrt|OP_copy NARGS=1 T=float|int T_OUT=float T_A=int RANK=0|2
+// @variants OP_where NARGS=3 T=float|uint T_OUT=float T_A=uint T_B=float T_C=int ?C_SCALAR RANK=0|6
 // out = OP(a[, b[, c]]) with numpy broadcasting.
 // Defines: OP_<name>; NARGS (1..3); T_OUT; T_A, T_B, T_C (buffer element types); T (compute type);
 //   A_SCALAR / B_SCALAR / C_SCALAR: that operand is a T scalar in push constants;

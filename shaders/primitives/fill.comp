@@ -2,6 +2,7 @@
 #extension GL_GOOGLE_include_directive : require
 #include "lib/common.glsl"
 #include "lib/math.glsl"
+// @variants T=float|int|uint ?ARANGE
 // out[offset + i] = value (FILL), or start + i * step computed in T (ARANGE), for i < n.
 // T: float, int or uint. Push: n, offset, value-or-start bits, step bits.
 layout(std430, binding = 0) writeonly buffer Out { T out_[]; };

@@ -1,4 +1,5 @@
 #version 450
+// @variants
 // Spins until the host sets flag[0], then writes flag[1]: a submission that cannot finish on its
 // own (lavapipe ends any loop after 65535 iterations, so tests record it many times over).
 layout(local_size_x = 1) in;

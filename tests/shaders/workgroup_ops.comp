@@ -2,6 +2,8 @@
 #extension GL_GOOGLE_include_directive : require
 #include "lib/common.glsl"
 #include "lib/workgroup.glsl"
+// @variants T=float OP=add|mul|min|max
+// @variants T=int|uint OP=add|mul|min|max|and|or|xor
 // Test kernel: each workgroup takes WG_SIZE inputs (N valid, the rest identity) by scan rank and
 // writes reduce, inclusive scan, exclusive scan and aggregate for OP over T.
 layout(std430, binding = 0) readonly buffer In { T in_[]; };

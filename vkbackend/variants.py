@@ -1,0 +1,69 @@
+"""Ahead-of-time compilation of every shader variant, declared in the shaders themselves.
+
+A shader lists its variant space in comment lines, each a cross product of its terms:
+    // @variants T=float|int|uint OP_add|OP_mul ?ARANGE
+  NAME=a|b   -D NAME=a, or -D NAME=b
+  A|B|C      exactly one of the flags -D A, -D B, -D C
+  ?NAME      with and without -D NAME
+Each variant compiles with every subgroup feature define and with none (the fallbacks).
+"""
+from __future__ import annotations
+
+import itertools
+import re
+import sys
+from pathlib import Path
+
+from . import compiler
+from .kernel import _FEATURE_DEFINES
+
+_LINE = re.compile(r"^\s*//\s*@variants\b(.*)$", re.M)
+_TESTS_DIR = compiler.SHADER_DIR.parent / "tests" / "shaders"
+
+
+def _term_choices(term: str) -> list[dict]:
+    if term.startswith("?"):
+        return [{}, {term[1:]: 1}]
+    if "=" in term:
+        name, values = term.split("=", 1)
+        return [{name: v} for v in values.split("|")]
+    return [{flag: 1} for flag in term.split("|")]
+
+
+def parse(source: str) -> list[dict]:
+    """The define sets a shader declares (one empty set if it declares none)."""
+    variants = []
+    for line in _LINE.findall(source):
+        choices = [_term_choices(t) for t in line.split()]
+        for combo in itertools.product(*choices):
+            merged = {}
+            for d in combo:
+                merged.update(d)
+            variants.append(merged)
+    return variants or [{}]
+
+
+def shader_files() -> list[Path]:
+    files = sorted(compiler.SHADER_DIR.rglob("*.comp"))
+    if _TESTS_DIR.is_dir():
+        files += sorted(_TESTS_DIR.glob("*.comp"))
+    return files
+
+
+def compile_all(out=sys.stdout) -> int:
+    """Compile (and spirv-validate) every declared variant; print failures; 0 if none failed."""
+    all_features = {d: 1 for d in _FEATURE_DEFINES.values()}
+    total, failures = 0, []
+    for path in shader_files():
+        for defines in parse(path.read_text()):
+            for features in (all_features, {}):
+                total += 1
+                try:
+                    compiler.compile_shader(str(path), {**features, **defines})
+                except compiler.CompileError as e:
+                    failures.append(str(e))
+    for f in failures:
+        print(f, file=out)
+    print(f"compile-shaders: {total - len(failures)} of {total} variants compiled and validated "
+          f"({len(shader_files())} shaders)", file=out)
+    return 1 if failures else 0
