@@ -11,7 +11,7 @@ mkdir -p "$outdir"
 outdir=$(readlink -f "$outdir")
 
 "$python" -c 'import setuptools' 2>/dev/null || { echo "build_kp.sh: $python has no setuptools (pip install setuptools wheel)" >&2; exit 1; }
-for tool in cmake c++; do
+for tool in cmake c++; do  # and patch or git, below
   command -v $tool >/dev/null || { echo "build_kp.sh: $tool not found (apt-get install cmake g++)" >&2; exit 1; }
 done
 
@@ -20,7 +20,11 @@ trap 'rm -rf "$work"' EXIT
 tar -xzf "$sdist" -C "$work"
 src=$(echo "$work"/kp-*)
 for p in "$root"/third_party/kompute/*.patch; do
-  patch -d "$src" -p1 --quiet --forward < "$p"
+  if command -v patch >/dev/null; then
+    patch -d "$src" -p1 --quiet --forward < "$p"
+  else
+    (cd "$src" && git apply -p1 "$p")   # git apply works outside a repository too
+  fi
 done
 
 # Use the system's Vulkan headers, fmt and pybind11 instead of fetching them.
