@@ -1,2 +1,305 @@
-"""(placeholder: being written)"""
-__all__: list = []
+"""Layer norm and RMS norm, forward and backward, with torch.nn.functional's signatures.
+
+    y = vk.layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5)
+    y = vk.rms_norm(x, normalized_shape, weight=None, eps=None)
+    dx, dweight, dbias = vk.layer_norm_vjp(x, weight, bias, cotangent, normalized_shape, eps=1e-5)
+    dx, dweight = vk.rms_norm_vjp(x, weight, cotangent, normalized_shape, eps=None)
+
+x is normalized over its trailing dims `normalized_shape`; every leading dim is a row. float32 only,
+float32 accumulation. Kernels (shaders/ops/layernorm.comp):
+
+* forward, one dispatch: a workgroup per row (a subgroup per row for short rows, where the device
+  has subgroup arithmetic), grid-strided over rows; the row sits in registers (vec4s when D % 4 == 0
+  and the offsets allow), mean and variance by two passes over the registers. Rows too long for
+  registers stream from memory (a pass per statistic).
+* backward, one or two dispatches: dx in one pass over x and dy (mean/rstd recomputed, since the API
+  passes x only); dweight/dbias accumulate in registers over a grid-strided set of rows per
+  workgroup, are written as a (workgroups x D) partial per output, and a column-sum dispatch
+  (shaders/ops/layernorm_colsum.comp) finishes them. The number of workgroups is capped, so the
+  temporary is small: never rows x D.
+
+Bad input raises (ValueError / TypeError) before anything is recorded.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import operator
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import dtypes, runtime
+from ..array import Array, Storage
+from ..primitives.creation import asarray, zeros
+
+__all__ = ["layer_norm", "rms_norm", "layer_norm_vjp", "rms_norm_vjp"]
+
+_SHADER = "ops/layernorm.comp"
+_COLSUM = "ops/layernorm_colsum.comp"
+
+# Planning knobs (vectors are vec4 or float, whichever the row is read as).
+VECS_PER_THREAD = 2        # target vectors held per invocation in workgroup-per-row mode
+FLOATS_PER_THREAD_FWD = 32  # most floats of the row held per invocation (forward)
+FLOATS_PER_THREAD_BWD = 16  # the same for the backward (x, dy, dweight and dbias partials: 4x)
+PREFERRED_WG_FWD = 512     # largest workgroup the forward picks before it must go larger
+MIN_WG = 32
+SG_VECS = 4                # a subgroup per row while a row is at most this many vectors per lane
+SG_WG = 256                # workgroup size in subgroup-per-row mode
+BWD_THREADS = 1 << 17      # backward: about this many invocations in all (caps the workgroups) ...
+BWD_MIN_ROWS = 2           # ... each worker taking at least this many rows ...
+PARTIAL_MAX_FLOATS = 1 << 23  # ... and the partial sums at most this many floats
+FWD_MAX_GROUPS = 1 << 16  # forward workgroups at most (and the device's limit); rows grid-stride
+COLSUM_WG = 256
+COLSUM_COLS = 16
+
+
+@dataclass(frozen=True)
+class Plan:
+    mode: str   # "sg" (a subgroup per row), "wg" (a workgroup per row, row in registers), "stream"
+    wg: int     # workgroup size
+    n: int      # vectors per invocation in registers (0 when streaming)
+    vec4: bool
+
+    @property
+    def width(self) -> int:
+        return 4 if self.vec4 else 1
+
+
+def _pow2ceil(v: int) -> int:
+    return 1 << max(0, (int(v) - 1).bit_length())
+
+
+def plan(d: int, vec4: bool, backward: bool, dev=None) -> Plan:
+    """Kernel shape for rows of `d` elements: mode, workgroup size and register vectors."""
+    dev = dev or runtime.get().device
+    width = 4 if vec4 else 1
+    dv = -(-d // width)
+    max_wg = min(1024, dev.max_workgroup_invocations)
+    max_floats = FLOATS_PER_THREAD_BWD if backward else FLOATS_PER_THREAD_FWD
+    min_sg = max(1, dev.min_subgroup_size)
+    if dev.has("arithmetic") and dv <= min_sg * SG_VECS and SG_WG <= max_wg \
+            and SG_WG % max(1, dev.max_subgroup_size) == 0:
+        return Plan("sg", SG_WG, -(-dv // min_sg), vec4)
+    pref = max_wg if backward else min(max_wg, PREFERRED_WG_FWD)
+    wg = max(min(MIN_WG, max_wg), min(pref, _pow2ceil(-(-dv // VECS_PER_THREAD))))
+    n = -(-dv // wg)
+    if n * width > max_floats:
+        wg = max_wg
+        n = -(-dv // wg)
+    if n * width > max_floats:
+        return Plan("stream", max_wg, 0, vec4)
+    return Plan("wg", wg, n, vec4)
+
+
+# ----------------------------------------------------------------------------- validation
+def _host_or_array(obj, name: str, fn: str):
+    """An Array or a host float32 ndarray (not uploaded yet: checks come first)."""
+    if isinstance(obj, Array):
+        if obj.dtype != dtypes.float32:
+            raise TypeError(f"{fn}: {name} must be float32, got {obj.dtype}")
+        return obj
+    if isinstance(obj, (np.ndarray, np.generic)):
+        if obj.dtype != np.float32:
+            raise TypeError(f"{fn}: {name} must be float32, got {obj.dtype}")
+        return np.asarray(obj)
+    try:
+        host = np.asarray(obj)
+    except Exception as e:
+        raise TypeError(f"{fn}: {name} must be an array, got {type(obj).__name__}") from e
+    if host.dtype.kind != "f":
+        raise TypeError(f"{fn}: {name} must be a float32 array, got {host.dtype} data")
+    return host.astype(np.float32)
+
+
+def _normalized_shape(ns, fn: str) -> tuple:
+    if isinstance(ns, (bool, np.bool_)):
+        raise TypeError(f"{fn}: normalized_shape must be an int or a tuple of ints, got {ns!r}")
+    if isinstance(ns, (numbers.Integral, np.integer)):
+        ns = (ns,)
+    try:
+        ns = tuple(operator.index(s) for s in ns)
+    except TypeError as e:
+        raise TypeError(f"{fn}: normalized_shape must be an int or a tuple of ints, got {ns!r}") from e
+    if not ns:
+        raise ValueError(f"{fn}: normalized_shape must have at least one dimension")
+    if any(s < 0 for s in ns):
+        raise ValueError(f"{fn}: normalized_shape {ns} has a negative dimension")
+    return ns
+
+
+def _eps(eps, default, fn: str) -> float:
+    if eps is None:
+        if default is None:
+            raise TypeError(f"{fn}: eps must be a number, got None")
+        return default
+    if isinstance(eps, (bool, np.bool_)) or not isinstance(eps, (numbers.Real, np.floating, np.integer)):
+        raise TypeError(f"{fn}: eps must be a real number, got {eps!r}")
+    eps = float(eps)
+    if not (eps >= 0.0) or math.isinf(eps):
+        raise ValueError(f"{fn}: eps must be finite and >= 0, got {eps}")
+    return eps
+
+
+_NO_COTANGENT = object()
+
+
+def _check(fn, x, normalized_shape, params: dict, cotangent=_NO_COTANGENT):
+    """Validate everything, then upload host inputs. Returns (x, ns, params, cotangent)."""
+    ns = _normalized_shape(normalized_shape, fn)
+    x = _host_or_array(x, "x", fn)
+    k = len(ns)
+    if x.ndim < k or tuple(x.shape[x.ndim - k:]) != ns:
+        raise ValueError(f"{fn}: normalized_shape {ns} does not match the trailing dims of x {tuple(x.shape)}")
+    checked = {}
+    for name, v in params.items():
+        if v is None:
+            checked[name] = None
+            continue
+        v = _host_or_array(v, name, fn)
+        if tuple(v.shape) != ns:
+            raise ValueError(f"{fn}: {name} has shape {tuple(v.shape)}, expected normalized_shape {ns}")
+        checked[name] = v
+    if cotangent is _NO_COTANGENT:
+        cotangent = None
+    elif cotangent is None:
+        raise TypeError(f"{fn}: cotangent must be an array, got None")
+    else:
+        cotangent = _host_or_array(cotangent, "cotangent", fn)
+        if tuple(cotangent.shape) != tuple(x.shape):
+            raise ValueError(f"{fn}: cotangent has shape {tuple(cotangent.shape)}, expected x's {tuple(x.shape)}")
+    up = lambda a: a if a is None or isinstance(a, Array) else asarray(a)  # noqa: E731
+    return up(x), ns, {n: up(v) for n, v in checked.items()}, up(cotangent)
+
+
+def _buf(a, dummy):
+    """The buffer of `a`, or a dummy binding (never read) where it is None."""
+    return (dummy if a is None else a).buffer
+
+
+def _vec4_ok(d: int, *arrays) -> bool:
+    return d % 4 == 0 and all(a is None or a.offset % 4 == 0 for a in arrays)
+
+
+# ------------------------------------------------------------------------------- recording
+def _defines(pl: Plan, backward: bool, rms: bool, has_w: bool, has_b: bool, dev) -> dict:
+    d = {"N": pl.n}
+    if backward:
+        d["BACKWARD"] = 1
+    if rms:
+        d["RMS"] = 1
+    if has_w:
+        d["HAS_W"] = 1
+    if has_b:
+        d["HAS_B"] = 1
+    if pl.vec4:
+        d["VEC4"] = 1
+    if pl.mode == "sg":
+        d["SG_ROWS"] = 1
+        if backward and (has_w or has_b):
+            d["SG_CAP"] = pl.n * max(1, dev.max_subgroup_size)
+    return d
+
+
+def _rows_per_group(pl: Plan, dev) -> int:
+    return max(1, pl.wg // max(1, dev.subgroup_size)) if pl.mode == "sg" else 1
+
+
+def _forward(fn, x, ns, w, b, eps, rms) -> Array:
+    out = Array.empty(x.shape, dtypes.float32)
+    d = math.prod(ns)
+    rows = x.size // d if d else 0
+    if out.size == 0:
+        return out
+    rt = runtime.get()
+    dev = rt.device
+    pl = plan(d, _vec4_ok(d, x, w, b), backward=False, dev=dev)
+    wd = pl.width
+    groups = min(-(-rows // _rows_per_group(pl, dev)), FWD_MAX_GROUPS, dev.max_workgroup_count[0])
+    k = rt.kernel(_SHADER, _defines(pl, False, rms, w is not None, b is not None, dev), pl.wg)
+    push = (rows, d // wd, 1.0 / d, eps, x.offset // wd,
+            0 if w is None else w.offset // wd, 0 if b is None else b.offset // wd, out.offset // wd, 0, 0)
+    k([x.buffer, _buf(w, x), _buf(b, x), out.buffer], push, (groups,))
+    return out
+
+
+def _backward(fn, x, ns, w, dy, eps, rms, want_w: bool, want_b: bool):
+    """dx, and dweight / dbias (None where not wanted)."""
+    d = math.prod(ns)
+    rows = x.size // d if d else 0
+    dx = Array.empty(x.shape, dtypes.float32)
+    kk = int(want_w) + int(want_b)
+    if d == 0 or rows == 0:
+        dw = zeros(ns) if want_w else None
+        db = zeros(ns) if want_b else None
+        return dx, dw, db
+    rt = runtime.get()
+    dev = rt.device
+    pl = plan(d, _vec4_ok(d, x, w, dy), backward=True, dev=dev)
+    wd = pl.width
+    per_group = _rows_per_group(pl, dev)
+    groups = -(-rows // per_group)
+    dp = -(-d // 4) * 4  # partial rows padded to whole vec4s for the column sum
+    if kk:
+        groups = min(groups, -(-rows // (per_group * BWD_MIN_ROWS)), max(1, BWD_THREADS // pl.wg),
+                     max(1, PARTIAL_MAX_FLOATS // (kk * dp)))
+    groups = max(1, min(groups, dev.max_workgroup_count[0]))
+    ps = dp // wd
+    part = Array.empty((kk * groups * dp,), dtypes.float32) if kk else None
+    k = rt.kernel(_SHADER, _defines(pl, True, rms, want_w, want_b, dev), pl.wg)
+    push = (rows, d // wd, 1.0 / d, eps, x.offset // wd, 0 if w is None else w.offset // wd,
+            dy.offset // wd, dx.offset // wd, ps, groups * ps)
+    bufs = [x.buffer, _buf(w, x), dy.buffer, dx.buffer]
+    if part is not None:
+        bufs.append(part.buffer)
+    k(bufs, push, (groups,))
+    if not kk:
+        return dx, None, None
+    # Column sums of the partials into one (kk * D) storage; dweight / dbias are views of it.
+    storage = Storage(kk * d)
+    ps4 = dp // 4
+    ncols = kk * ps4
+    cs = rt.kernel(_COLSUM, {}, COLSUM_WG, (COLSUM_COLS,))
+    cgroups = max(1, min(-(-ncols // COLSUM_COLS), dev.max_workgroup_count[0]))
+    cs([part.buffer, storage.buffer], (groups, ps4, ncols, d, 0), (cgroups,))
+    views = [Array(storage, ns, dtypes.float32, i * d) for i in range(kk)]
+    dw = views.pop(0) if want_w else None
+    db = views.pop(0) if want_b else None
+    return dx, dw, db
+
+
+# ------------------------------------------------------------------------------------- API
+def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5) -> Array:
+    """torch.nn.functional.layer_norm: (x - mean) / sqrt(var + eps) * weight + bias over the
+    trailing `normalized_shape` dims (biased variance)."""
+    fn = "layer_norm"
+    eps = _eps(eps, None, fn)
+    x, ns, p, _ = _check(fn, x, normalized_shape, {"weight": weight, "bias": bias})
+    return _forward(fn, x, ns, p["weight"], p["bias"], eps, rms=False)
+
+
+def rms_norm(x, normalized_shape, weight=None, eps=None) -> Array:
+    """torch.nn.functional.rms_norm: x / sqrt(mean(x^2) + eps) * weight; eps None -> float32's
+    machine epsilon (torch's default)."""
+    fn = "rms_norm"
+    eps = _eps(eps, float(np.finfo(np.float32).eps), fn)
+    x, ns, p, _ = _check(fn, x, normalized_shape, {"weight": weight})
+    return _forward(fn, x, ns, p["weight"], None, eps, rms=True)
+
+
+def layer_norm_vjp(x, weight, bias, cotangent, normalized_shape, eps=1e-5):
+    """(dx, dweight, dbias) of layer_norm at x for the cotangent dy; dweight / dbias are None where
+    weight / bias are None."""
+    fn = "layer_norm_vjp"
+    eps = _eps(eps, None, fn)
+    x, ns, p, dy = _check(fn, x, normalized_shape, {"weight": weight, "bias": bias}, cotangent)
+    return _backward(fn, x, ns, p["weight"], dy, eps, False, p["weight"] is not None, p["bias"] is not None)
+
+
+def rms_norm_vjp(x, weight, cotangent, normalized_shape, eps=None):
+    """(dx, dweight) of rms_norm at x for the cotangent dy; dweight is None where weight is None."""
+    fn = "rms_norm_vjp"
+    eps = _eps(eps, float(np.finfo(np.float32).eps), fn)
+    x, ns, p, dy = _check(fn, x, normalized_shape, {"weight": weight}, cotangent)
+    dx, dw, _ = _backward(fn, x, ns, p["weight"], dy, eps, True, p["weight"] is not None, False)
+    return dx, dw

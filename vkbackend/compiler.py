@@ -44,6 +44,16 @@ def glslang() -> str:
 
 
 @functools.lru_cache(maxsize=None)
+def spirv_val() -> str | None:
+    """spirv-val if one is installed and runs (a broken wrapper on PATH counts as absent)."""
+    found = shutil.which("spirv-val")
+    if not found:
+        return None
+    ok = subprocess.run([found, "--version"], capture_output=True).returncode == 0
+    return found if ok else None
+
+
+@functools.lru_cache(maxsize=None)
 def compiler_version() -> str:
     out = subprocess.run([glslang(), "--version"], capture_output=True, text=True)
     return out.stdout.strip()
@@ -137,7 +147,7 @@ def _compile(path: Path, shader: str, defines: dict) -> bytes:
         res = subprocess.run(cmd, capture_output=True, text=True)
         if res.returncode != 0 or not out.exists():
             raise CompileError(_explain(shader, defines, res.stdout + res.stderr))
-        val = shutil.which("spirv-val")
+        val = spirv_val()
         if val:
             v = subprocess.run([val, "--target-env", "vulkan1.1", str(out)], capture_output=True, text=True)
             if v.returncode != 0:

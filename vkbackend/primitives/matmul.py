@@ -1,2 +1,360 @@
-"""(placeholder: being written)"""
-__all__: list = []
+"""Matrix products: numpy's matmul and a BLAS-like gemm, on shaders/primitives/matmul.comp.
+
+    vk.matmul(a, b)      # a @ b with numpy's rules: 1-D operands promoted then squeezed,
+                         # leading (batch) dims broadcast (stride 0, never copied)
+    vk.gemm(a, b, trans_a=False, trans_b=False, alpha=1.0, beta=0.0, c=None)
+                         # C = alpha * op(A) @ op(B) + beta * C, op(X) = X or its last two axes
+                         # swapped (read in place, no transpose copy); batched like matmul
+
+float32 only: operands of other dtypes that numpy would promote to a float (int32 @ float32) are
+converted to float32 first; integer and bool products raise TypeError (no exact 32-bit kernel).
+
+The kernel is a tiled SIMT GEMM (see the shader's header). Tile shapes are TileConfigs, written
+"BMxBNxBK/TMxTN[/WARP_X]" (e.g. "128x128x16/8x8"); `choose_config` picks one per call from the
+device's shared memory and the number of tiles, and VKBACKEND_MATMUL_CONFIG overrides it
+(a config string, or a name from CONFIGS). `record_gemm` is the low-level entry (explicit
+leading dimensions and offsets: sub-matrices of a larger array, e.g. QR trailing updates).
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import os
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import dtypes, runtime
+from ..array import Array
+
+__all__ = ["matmul", "gemm"]
+
+_SHADER = "primitives/matmul.comp"
+_MAX_BATCH_RANK = 4       # push words: 13 + 4 per batch dim <= 32
+_PUSH_BASE = 13
+
+
+# -- tile configurations ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TileConfig:
+    bm: int
+    bn: int
+    bk: int
+    tm: int
+    tn: int
+    warp_x: int = 8     # thread layout: blocks of `lanes` invocations, warp_x along N
+    lanes: int = 32
+
+    @property
+    def threads(self) -> int:
+        return (self.bm // self.tm) * (self.bn // self.tn)
+
+    @property
+    def shared_bytes(self) -> int:
+        """Worst case (both operands padded): two buffers of BK x (BM+4) and BK x (BN+4) floats."""
+        return 2 * self.bk * ((self.bm + 4) + (self.bn + 4)) * 4
+
+    def __str__(self) -> str:
+        return f"{self.bm}x{self.bn}x{self.bk}/{self.tm}x{self.tn}/{self.warp_x}x{self.lanes // self.warp_x}"
+
+    def problems(self, dev=None) -> list[str]:
+        p = []
+        if self.tm not in (4, 8) or self.tn not in (4, 8):
+            p.append("TM and TN must be 4 or 8")
+        if self.bm % self.tm or self.bn % self.tn:
+            p.append("BM must be a multiple of TM and BN of TN")
+        if self.bk < 4 or self.bk % 4:
+            p.append("BK must be a positive multiple of 4")
+        tx, ty = self.bn // max(self.tn, 1), self.bm // max(self.tm, 1)
+        if self.lanes < 1 or self.warp_x < 1 or self.lanes % self.warp_x:
+            p.append("LANES must be a multiple of WARP_X")
+        elif tx % self.warp_x or ty % (self.lanes // self.warp_x):
+            p.append(f"the {tx}x{ty} thread grid does not split into {self.warp_x}x"
+                     f"{self.lanes // self.warp_x} blocks")
+        if dev is not None:
+            if self.threads > dev.max_workgroup_invocations:
+                p.append(f"{self.threads} invocations > the device's {dev.max_workgroup_invocations}")
+            if self.shared_bytes > dev.max_shared_memory:
+                p.append(f"{self.shared_bytes} bytes of shared memory > the device's {dev.max_shared_memory}")
+        return p
+
+
+_CONFIG_RE = re.compile(r"^\s*(\d+)x(\d+)x(\d+)\s*/\s*(\d+)x(\d+)\s*(?:/\s*(\d+)(?:x(\d+))?)?\s*$")
+
+
+def parse_config(text: str) -> TileConfig:
+    """"BMxBNxBK/TMxTN", optionally "/WX" or "/WXxWY" (the thread block: WX along N, WY along M)."""
+    if text.strip() in CONFIGS:
+        return CONFIGS[text.strip()]
+    m = _CONFIG_RE.match(text)
+    if not m:
+        raise ValueError(f"matmul config {text!r}: expected 'BMxBNxBK/TMxTN[/WXxWY]' or one of {sorted(CONFIGS)}")
+    bm, bn, bk, tm, tn = (int(g) for g in m.groups()[:5])
+    wx = int(m.group(6)) if m.group(6) else 8
+    wy = int(m.group(7)) if m.group(7) else 32 // wx if 32 % wx == 0 else 1
+    cfg = TileConfig(bm, bn, bk, tm, tn, wx, wx * wy)
+    bad = cfg.problems()
+    if bad:
+        raise ValueError(f"matmul config {text!r}: {'; '.join(bad)}")
+    return cfg
+
+
+CONFIGS = {
+    # 256 invocations, 8x8 each; 33.8 KiB shared: NVIDIA-class (48 KiB) devices, big problems.
+    "large": TileConfig(128, 128, 16, 8, 8),
+    # The same with BK = 8: 16.9 KiB, fits 32 KiB devices.
+    "large_bk8": TileConfig(128, 128, 8, 8, 8),
+    # 256 invocations, 8x4 each: twice the tiles of "large" for mid-sized problems.
+    "medium": TileConfig(128, 64, 16, 8, 4),
+    # 256 invocations, 4x4 each; 17.4 KiB: small problems, small-shared-memory devices.
+    "small": TileConfig(64, 64, 16, 4, 4),
+}
+# Use the largest tile that still yields at least this many workgroups (to fill the GPU's cores).
+MIN_TILES = 128
+
+
+def _fits(cfg: TileConfig, dev) -> bool:
+    return not cfg.problems(dev)
+
+
+def choose_config(dev, m: int, n: int, batch: int = 1) -> TileConfig:
+    """The tile shape for an m x n (x batch) product on `dev`: VKBACKEND_MATMUL_CONFIG if set, else
+    the largest shape that fits the device and gives >= MIN_TILES workgroups (the smallest otherwise)."""
+    env = os.environ.get("VKBACKEND_MATMUL_CONFIG", "").strip()
+    if env and env != "auto":
+        cfg = parse_config(env)
+        bad = cfg.problems(dev)
+        if bad:
+            raise ValueError(f"VKBACKEND_MATMUL_CONFIG={env!r} does not fit {dev.name}: {'; '.join(bad)}")
+        return cfg
+    min_tiles = int(os.environ.get("VKBACKEND_MATMUL_MIN_TILES", MIN_TILES))
+    big_device = dev.subgroup_size >= 32 and not dev.is_software
+    order = ["large", "medium", "small"] if big_device else ["large_bk8", "small"]
+    fitting = [CONFIGS[name] for name in order if _fits(CONFIGS[name], dev)]
+    if not fitting:  # tiny devices: shrink until it fits
+        cfg = TileConfig(32, 32, 4, 4, 4, 8, 8 * 2)
+        while not _fits(cfg, dev) and cfg.bm > 8:
+            cfg = TileConfig(cfg.bm // 2, cfg.bn // 2, 4, 4, 4, 2, 4)
+        return cfg
+    for cfg in fitting:
+        if math.ceil(m / cfg.bm) * math.ceil(n / cfg.bn) * batch >= min_tiles:
+            return cfg
+    return fitting[-1]
+
+
+# -- the low-level entry ----------------------------------------------------------------------
+def _collapse_batch(extents, strides_list):
+    """Drop unit batch dims and merge neighbours every operand walks contiguously."""
+    dims = [(e, [s[d] for s in strides_list]) for d, e in enumerate(extents) if e != 1]
+    merged = []
+    for e, st in dims:
+        if merged:
+            pe, ps = merged[-1]
+            if all(p == s * e for p, s in zip(ps, st)):
+                merged[-1] = (pe * e, st)
+                continue
+        merged.append((e, st))
+    return [e for e, _ in merged], [[st[k] for _, st in merged] for k in range(len(strides_list))]
+
+
+def record_gemm(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda: int, ldb: int, ldc: int,
+                offset_a: int | None = None, offset_b: int | None = None, offset_c: int | None = None,
+                trans_a: bool = False, trans_b: bool = False, alpha: float = 1.0, beta: float = 0.0,
+                batch_shape=(), batch_strides_a=(), batch_strides_b=(), batch_strides_c=(),
+                config: TileConfig | str | None = None) -> None:
+    """Record C = alpha * op(A) @ op(B) + beta * C on raw storage, without checks beyond the kernel's.
+
+    a, b, c give the buffers (and, unless offset_* is given, the element offsets); op(A) is m x k,
+    stored row-major as m x k (k x m with trans_a) with leading dimension lda; likewise B (k x n,
+    or n x k with trans_b) and C (m x n, ldc). batch_shape with per-operand element strides (0 =
+    broadcast) adds batches. beta == 0 never reads C. c must not overlap a or b."""
+    rt = runtime.get()
+    dev = rt.device
+    if m == 0 or n == 0 or math.prod(batch_shape) == 0:
+        return
+    offs = [a.offset if offset_a is None else offset_a, b.offset if offset_b is None else offset_b,
+            c.offset if offset_c is None else offset_c]
+    extents, (sa, sb, sc) = _collapse_batch(list(batch_shape),
+                                            [list(batch_strides_a), list(batch_strides_b), list(batch_strides_c)])
+    # A batch of row-major A over a shared B, with C contiguous across batches: one taller matrix.
+    if (len(extents) == 1 and not trans_a and sb[0] == 0 and sa[0] == m * lda and sc[0] == m * ldc):
+        m *= extents[0]
+        extents, sa, sb, sc = [], [], [], []
+    if len(extents) > _MAX_BATCH_RANK:  # record the outer dims one by one
+        outer = len(extents) - _MAX_BATCH_RANK
+        for idx in np.ndindex(*extents[:outer]):
+            da = sum(i * s for i, s in zip(idx, sa)); db = sum(i * s for i, s in zip(idx, sb))
+            dc = sum(i * s for i, s in zip(idx, sc))
+            record_gemm(a, b, c, m=m, n=n, k=k, lda=lda, ldb=ldb, ldc=ldc, offset_a=offs[0] + da,
+                        offset_b=offs[1] + db, offset_c=offs[2] + dc, trans_a=trans_a, trans_b=trans_b,
+                        alpha=alpha, beta=beta, batch_shape=extents[outer:],
+                        batch_strides_a=sa[outer:], batch_strides_b=sb[outer:],
+                        batch_strides_c=sc[outer:], config=config)
+        return
+    batch = math.prod(extents)
+    if config is None:
+        cfg = choose_config(dev, m, n, batch)
+    else:
+        cfg = parse_config(config) if isinstance(config, str) else config
+        bad = cfg.problems(dev)
+        if bad:
+            raise ValueError(f"matmul config {cfg}: {'; '.join(bad)}")
+
+    def aligned(*vals):
+        return all(v % 4 == 0 for v in vals)
+
+    a_vec = aligned(offs[0], lda, *sa, (m if trans_a else k))
+    b_vec = aligned(offs[1], ldb, *sb, (k if trans_b else n))
+    c_vec = aligned(offs[2], ldc, *sc, n)
+    defines = {"BM": cfg.bm, "BN": cfg.bn, "BK": cfg.bk, "TM": cfg.tm, "TN": cfg.tn,
+               "WARP_X": cfg.warp_x, "LANES": cfg.lanes, "TRANS_A": int(bool(trans_a)),
+               "TRANS_B": int(bool(trans_b)), "A_VEC": int(a_vec), "B_VEC": int(b_vec),
+               "C_VEC": int(c_vec), "HAS_BETA": int(beta != 0), "BATCH_RANK": len(extents)}
+    tiles_x, tiles_y = -(-n // cfg.bn), -(-m // cfg.bm)
+    lim = dev.max_workgroup_count
+    groups = (min(tiles_x, lim[0]), min(tiles_y, lim[1]), min(batch, lim[2]))
+    exact = groups[0] == tiles_x and groups[1] == tiles_y
+    swizzle = int(os.environ.get("VKBACKEND_MATMUL_GROUP", 8))
+    group = swizzle if exact and tiles_y > swizzle > 0 else 0
+    push = [m, n, k, lda, ldb, ldc, *offs, float(alpha), float(beta), batch, group, *extents, *sa, *sb, *sc]
+    rt.kernel(_SHADER, defines, cfg.threads)([a.buffer, b.buffer, c.buffer], push, groups)
+
+
+# -- operands and checks ----------------------------------------------------------------------
+class _Operand:
+    """An Array, or host data to upload once every check has passed."""
+
+    def __init__(self, x, name: str, index: int):
+        if isinstance(x, Array):
+            self.array, self.host = x, None
+            self.shape, self.dtype = x.shape, x.dtype
+        elif isinstance(x, (np.ndarray, np.generic, list, tuple, numbers.Number)) and not isinstance(x, complex):
+            self.array, self.host = None, np.asarray(x)
+            self.shape, self.dtype = self.host.shape, dtypes.from_host(self.host.dtype)
+        else:
+            raise TypeError(f"{name}: unsupported operand type {type(x).__name__}: expected vk.Array "
+                            "or a numpy array")
+        self.index = index
+
+    def materialize(self, dtype) -> Array:
+        from .creation import asarray
+        x = self.array if self.array is not None else asarray(self.host, dtype=self.dtype)
+        return x if x.dtype == dtype else x.astype(dtype)
+
+
+def _result_dtype(name: str, *ops: _Operand) -> np.dtype:
+    promoted = np.result_type(*(o.dtype for o in ops))
+    if promoted.kind != "f":
+        raise TypeError(f"{name}: {promoted} operands are not supported (float32 only); "
+                        "cast with .astype(vk.float32)")
+    return dtypes.float32
+
+
+def _batch_shape(name: str, shapes) -> tuple:
+    try:
+        return tuple(np.broadcast_shapes(*[s[:-2] for s in shapes]))
+    except ValueError:
+        raise ValueError(f"{name}: batch dimensions of shapes "
+                         f"{' and '.join(map(str, shapes))} do not broadcast") from None
+
+
+def _strides(shape: tuple, out_batch: tuple, matrix_words: int) -> list:
+    """Element strides over out_batch for a contiguous (..., r, c) operand (0 where broadcast)."""
+    batch = shape[:-2]
+    padded = (1,) * (len(out_batch) - len(batch)) + tuple(batch)
+    st, acc = [], matrix_words
+    for e in reversed(padded):
+        st.append(acc if e != 1 else 0)
+        acc *= e
+    return st[::-1]
+
+
+def _contiguous_strides(out_batch: tuple, matrix_words: int) -> list:
+    st, acc = [], matrix_words
+    for e in reversed(out_batch):
+        st.append(acc)
+        acc *= e
+    return st[::-1]
+
+
+# -- public API -------------------------------------------------------------------------------
+def matmul(x1, x2) -> Array:
+    """numpy.matmul(x1, x2) (the `@` operator) in float32.
+
+    1-D operands: x1 (K,) is a row (1, K), x2 (K,) a column (K, 1), and that axis is dropped from
+    the result. Leading dims broadcast: (3, 1, 5, 7) @ (2, 7, 4) -> (3, 2, 5, 4). K == 0 gives zeros."""
+    a, b = _Operand(x1, "matmul", 0), _Operand(x2, "matmul", 1)
+    for o in (a, b):
+        if len(o.shape) == 0:
+            raise ValueError(f"matmul: Input operand {o.index} does not have enough dimensions "
+                             f"(has 0, gufunc core with signature (n?,k),(k,m?)->(n?,m?) requires 1)")
+    dtype = _result_dtype("matmul", a, b)
+    sa = (1,) + a.shape if len(a.shape) == 1 else a.shape
+    sb = b.shape + (1,) if len(b.shape) == 1 else b.shape
+    if sa[-1] != sb[-2]:
+        raise ValueError(f"matmul: shapes {a.shape} and {b.shape} are not aligned: the inner dimensions "
+                         f"{sa[-1]} (last of operand 0) and {sb[-2]} "
+                         f"({'only' if len(b.shape) == 1 else 'second-to-last'} of operand 1) differ")
+    batch = _batch_shape("matmul", [sa, sb])
+    m, k, n = sa[-2], sa[-1], sb[-1]
+    out_shape = batch + ((m,) if len(a.shape) > 1 else ()) + ((n,) if len(b.shape) > 1 else ())
+    A, B = a.materialize(dtype), b.materialize(dtype)
+    out = Array.empty(out_shape, dtype)
+    if out.size == 0:
+        return out
+    record_gemm(A, B, out, m=m, n=n, k=k, lda=k, ldb=n, ldc=n, batch_shape=batch,
+                batch_strides_a=_strides(sa, batch, m * k), batch_strides_b=_strides(sb, batch, k * n),
+                batch_strides_c=_contiguous_strides(batch, m * n))
+    return out
+
+
+def gemm(a, b, trans_a: bool = False, trans_b: bool = False, alpha: float = 1.0, beta: float = 0.0,
+         c: Array | None = None) -> Array:
+    """C = alpha * op(A) @ op(B) + beta * C, recorded; returns C.
+
+    a: (..., M, K), or (..., K, M) with trans_a (read transposed in place, no copy); b: (..., K, N),
+    or (..., N, K) with trans_b; leading dims broadcast as in matmul. float32, both at least 2-D.
+    c: None -> a new (..., M, N) array (beta must be 0); else a float32 vk.Array of exactly that
+    shape, not sharing memory with a or b, updated in place and returned. beta == 0 never reads C
+    (so NaNs in it do not propagate), as in BLAS."""
+    A_, B_ = _Operand(a, "gemm", 0), _Operand(b, "gemm", 1)
+    for o in (A_, B_):
+        if len(o.shape) < 2:
+            raise ValueError(f"gemm: operand {o.index} has shape {o.shape}: expected at least 2 dimensions "
+                             "(use matmul for vectors)")
+    for name, v in (("alpha", alpha), ("beta", beta)):
+        if not isinstance(v, (numbers.Real, np.floating, np.integer)) or isinstance(v, (bool, np.bool_)):
+            raise TypeError(f"gemm: {name} must be a real number, got {type(v).__name__}")
+    dtype = _result_dtype("gemm", A_, B_)
+    m, k = A_.shape[-2:][::-1] if trans_a else A_.shape[-2:]
+    kb, n = B_.shape[-2:][::-1] if trans_b else B_.shape[-2:]
+    if k != kb:
+        raise ValueError(f"gemm: op(a) is {m}x{k} (a{A_.shape}{', transposed' if trans_a else ''}) and op(b) is "
+                         f"{kb}x{n} (b{B_.shape}{', transposed' if trans_b else ''}): inner dimensions "
+                         f"{k} and {kb} differ")
+    batch = _batch_shape("gemm", [A_.shape, B_.shape])
+    out_shape = batch + (m, n)
+    if c is None:
+        if beta != 0:
+            raise ValueError("gemm: beta != 0 needs c")
+    else:
+        if not isinstance(c, Array):
+            raise TypeError(f"gemm: c must be a vk.Array (updated in place), got {type(c).__name__}")
+        if c.dtype != dtypes.float32:
+            raise TypeError(f"gemm: c has dtype {c.dtype}: expected float32")
+        if c.shape != out_shape:
+            raise ValueError(f"gemm: c has shape {c.shape}; a{A_.shape} and b{B_.shape} give {out_shape}")
+        for o in (A_, B_):
+            if o.array is not None and o.array.buffer is c.buffer:
+                raise ValueError(f"gemm: c shares memory with operand {o.index}; pass a copy")
+    A, B = A_.materialize(dtype), B_.materialize(dtype)
+    out = Array.empty(out_shape, dtype) if c is None else c
+    if out.size == 0:
+        return out
+    sa, sb = A_.shape, B_.shape
+    record_gemm(A, B, out, m=m, n=n, k=k, lda=sa[-1], ldb=sb[-1], ldc=n, trans_a=trans_a,
+                trans_b=trans_b, alpha=alpha, beta=beta if c is not None else 0.0, batch_shape=batch,
+                batch_strides_a=_strides(sa, batch, m * k), batch_strides_b=_strides(sb, batch, k * n),
+                batch_strides_c=_contiguous_strides(batch, m * n))
+    return out
