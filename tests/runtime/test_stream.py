@@ -7,7 +7,7 @@ import pytest
 import vkbackend as vk
 from vkbackend import compiler, runtime, stream
 
-SPIN = str(Path(__file__).parent.parent / "shaders" / "spin.comp")
+BUSY = str(Path(__file__).parent.parent / "shaders" / "busy.comp")
 
 
 def test_many_ops_one_submit(rng):
@@ -59,50 +59,41 @@ def test_long_graphs_flush_in_chunks(monkeypatch, rng):
     np.testing.assert_allclose(got, x * 100, rtol=1e-5)
 
 
-def _spin_setup(repeats=1):
-    """A sequence that spins until the host sets flag[0] (recorded `repeats` times: lavapipe cuts
-    each loop off after 65535 iterations, a few ms)."""
+def _busy_sequence(dispatches: int, iterations: int):
+    """A kp sequence of `dispatches` single-invocation loops of `iterations` atomic adds each,
+    then a read-back of the counter."""
     mgr = runtime.get().device.manager
-    flag = mgr.tensor_t(np.zeros(64, np.uint32), kp.TensorTypes.host)
-    algo = mgr.algorithm([flag], compiler.compile_shader(SPIN), (1, 1, 1),
-                         np.zeros(0, np.uint32), np.zeros(0, np.uint32))
+    counter = mgr.tensor_t(np.zeros(64, np.uint32))
+    algo = mgr.algorithm([counter], compiler.compile_shader(BUSY), (1, 1, 1),
+                         np.zeros(0, np.uint32), np.zeros(1, np.uint32))
     seq = mgr.sequence()
-    for _ in range(repeats):
-        seq.record(kp.OpAlgoDispatch(algo))
+    seq.record(kp.OpTensorSyncDevice([counter]))
+    for _ in range(dispatches):
         seq.record(kp.OpGlobalBarrier())
-    return flag, seq
+        seq.record(kp.OpAlgoDispatch(algo, np.array([iterations], np.uint32)))
+    seq.record(kp.OpGlobalBarrier())
+    seq.record(kp.OpTensorSyncLocal([counter]))
+    return counter, seq
 
 
 def test_patched_kp_many_evals_on_one_sequence():
-    flag, seq = _spin_setup()
-    for i in range(500):  # one fence, reset each time
-        flag.data()[:2] = [1, 0]
+    counter, seq = _busy_sequence(1, 1)
+    for i in range(500):  # one fence, reset before each submit
         seq.eval()
-        assert flag.data()[1] == 7
+        assert counter.data()[0] == i + 1  # the read-back value is uploaded again next time
 
 
-def test_patched_kp_eval_after_timeout():
-    flag, seq = _spin_setup(repeats=500)
-    flag.data()[:2] = [0, 0]
-    seq.eval_async()
-    seq.eval_await(2_000_000)  # 2 ms: the shader spins until the flag is set
+def test_patched_kp_eval_async_then_timeout_then_wait():
+    dispatches, iterations = 20, 60_000  # ~10-1000 ms of serial atomics, whatever the device
+    counter, seq = _busy_sequence(dispatches, iterations)
+    seq.eval_async()  # returns while the device works
+    seq.eval_await(1_000)  # 1 us: times out
     assert seq.is_running(), "a timed-out wait must leave the sequence running"
-    flag.data()[0] = 1
     seq.eval_await()
-    assert not seq.is_running() and flag.data()[1] == 7
-    flag.data()[:2] = [1, 0]
-    seq.eval()  # the same sequence and fence work again
-    assert flag.data()[1] == 7
-
-
-def test_eval_async_does_not_block():
-    flag, seq = _spin_setup(repeats=500)
-    flag.data()[:2] = [0, 0]
-    seq.eval_async()  # returns although the shader cannot finish yet
-    assert seq.is_running()
-    flag.data()[0] = 1
-    seq.eval_await()
-    assert flag.data()[1] == 7
+    assert not seq.is_running()
+    assert counter.data()[0] == dispatches * iterations
+    seq.eval()  # the same sequence and fence work again (starting from the value read back)
+    assert counter.data()[0] == 2 * dispatches * iterations
 
 
 def test_pipeline_cache_hits_and_eviction(monkeypatch, rng):
