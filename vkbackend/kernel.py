@@ -21,6 +21,11 @@ _FEATURE_DEFINES = {"vote": "HAS_SUBGROUP_VOTE", "arithmetic": "HAS_SUBGROUP_ARI
 
 def pack_push(values) -> np.ndarray:
     """Push constants as uint32 words: Python/numpy floats as float32 bits, ints modulo 2**32."""
+    try:  # the common case, all non-negative ints below 2**32, in one call
+        if not any(isinstance(v, (float, np.floating)) for v in values):
+            return np.array(values, np.uint32)
+    except OverflowError:
+        pass
     out = np.empty(len(values), np.uint32)
     for i, v in enumerate(values):
         if isinstance(v, (float, np.floating)):

@@ -1,6 +1,8 @@
 """Elementwise operations with numpy's broadcasting and type rules, on shaders/primitives/elementwise.comp."""
 from __future__ import annotations
 
+import functools
+import math
 import numbers
 
 import numpy as np
@@ -86,49 +88,52 @@ def _collapse(out_shape: tuple, strides: list) -> tuple:
     return shape, per_operand
 
 
-def apply(op: str, operands: list, out_dtype, compute_dtype, name: str | None = None) -> Array:
-    """Record out = op(*operands) elementwise; operands are Arrays or scalars, in compute_dtype."""
-    name = name or op
-    arrays = [x for x in operands if isinstance(x, Array)]
-    out_shape = broadcast_shape([x.shape for x in arrays] or [()], name)
-    scalars = {k: _scalar_bits(x, compute_dtype, name) for k, x in enumerate(operands)
-               if not isinstance(x, Array)}  # checked before any GPU work
-    out = Array.empty(out_shape, out_dtype)
-    n = out.size
-    if n == 0:
-        return out
+@functools.lru_cache(maxsize=4096)
+def _plan(op: str, out_dtype, compute_dtype, operands: tuple, name: str):
+    """What depends only on types and shapes, cached: the kernel, the output shape and the
+    push-constant tail. `operands` holds (shape, dtype) per array and None per scalar."""
+    arrays = [x for x in operands if x is not None]
+    out_shape = broadcast_shape([shape for shape, _ in arrays] or [()], name)
     nargs = len(operands)
-    defines = {f"OP_{op}": 1, "NARGS": nargs, "T_OUT": dtypes.GLSL[out.dtype], "T": dtypes.GLSL[compute_dtype]}
-    buffers = [out.buffer]
-    words = [n, out.offset]
+    defines = {f"OP_{op}": 1, "NARGS": nargs, "T_OUT": dtypes.GLSL[out_dtype], "T": dtypes.GLSL[compute_dtype]}
     strides = []
     for k, x in enumerate(operands):
         letter = "ABC"[k]
-        if isinstance(x, Array):
-            defines[f"T_{letter}"] = dtypes.GLSL[x.dtype]
-            buffers.append(x.buffer)
-            words.append(x.offset)
-            strides.append(_strides(x.shape, out_shape))
+        if x is not None:
+            defines[f"T_{letter}"] = dtypes.GLSL[x[1]]
+            strides.append(_strides(x[0], out_shape))
         else:
             defines[f"T_{letter}"] = "uint"
             defines[f"{letter}_SCALAR"] = 1
-            buffers.append(out.buffer)  # a dummy binding
-            words.append(scalars[k])
             strides.append([0] * len(out_shape))
-    words += [0] * (3 - nargs)
     shape, per_operand = _collapse(out_shape, strides)
-    contiguous = len(shape) <= 1 and all(
-        (not isinstance(x, Array)) or s == [1] * len(shape) for x, s in zip(operands, per_operand))
+    contiguous = len(shape) <= 1 and all(x is None or s == [1] * len(shape) for x, s in zip(operands, per_operand))
     rank = 0 if contiguous else len(shape)
     if 5 + rank * (1 + nargs) > _MAX_PUSH_WORDS:
         raise ValueError(f"{name}: broadcasting over {rank} non-mergeable axes exceeds the supported rank")
+    tail = [0] * (3 - nargs)
     if rank:
         defines["RANK"] = rank
-        words += shape
-        for x, s in zip(operands, per_operand):
-            words += s
-    rt = runtime.get()
-    rt.kernel("primitives/elementwise.comp", defines, _WG)(buffers, words, (groups_for(n, _WG),))
+        tail += shape
+        for s in per_operand:
+            tail += s
+    n = math.prod(out_shape)
+    kernel = runtime.get().kernel("primitives/elementwise.comp", defines, _WG) if n else None
+    return kernel, out_shape, tail, (groups_for(n, _WG),)
+
+
+def apply(op: str, operands: list, out_dtype, compute_dtype, name: str | None = None) -> Array:
+    """Record out = op(*operands) elementwise; operands are Arrays or scalars, in compute_dtype."""
+    name = name or op
+    sig = tuple((x.shape, x.dtype) if isinstance(x, Array) else None for x in operands)
+    kernel, out_shape, tail, groups = _plan(op, out_dtype, compute_dtype, sig, name)
+    # scalars are checked against the computation's dtype before any GPU work
+    heads = [x.offset if isinstance(x, Array) else _scalar_bits(x, compute_dtype, name) for x in operands]
+    out = Array.empty(out_shape, out_dtype)
+    if kernel is None:
+        return out
+    buffers = [out.buffer] + [x.buffer if isinstance(x, Array) else out.buffer for x in operands]
+    kernel(buffers, [out.size, out.offset, *heads, *tail], groups)
     return out
 
 
