@@ -139,11 +139,14 @@ class Array:
     flatten = ravel
 
     def __getitem__(self, key):
-        """Integers and unit-step slices on leading axes: views, no copy."""
+        """Integers and unit-step slices on leading axes are views (handled here, the hot path);
+        masks, integer arrays, stepped slices and the rest go to gather.getitem."""
+        from .primitives import gather
+        original = key
         if not isinstance(key, tuple):
             key = (key,)
         if len(key) > self.ndim:
-            raise IndexError(f"too many indices: {len(key)} for an array of {self.ndim} dimension(s)")
+            return gather.getitem(self, original)
         view = self
         for pos, k in enumerate(key):
             n = view.shape[0]
@@ -155,16 +158,12 @@ class Array:
                 view = Array(view._storage, view.shape[1:], view.dtype, view.offset + (i % n) * inner)
             elif isinstance(k, slice):
                 start, stop, step = k.indices(n)
-                if step != 1:
-                    raise IndexError(f"slice step {step}: only unit-step slices are views "
-                                     "(use vk.take for strided selection)")
-                if pos != len(key) - 1:
-                    raise IndexError("a slice must be the last index (basic slicing of leading axes)")
+                if step != 1 or pos != len(key) - 1:
+                    return gather.getitem(self, original)
                 count = max(0, stop - start)
                 view = Array(view._storage, (count,) + view.shape[1:], view.dtype, view.offset + start * inner)
             else:
-                raise IndexError(f"unsupported index {k!r}: expected integers and unit-step slices "
-                                 "on leading axes")
+                return gather.getitem(self, original)
         return view
 
     def astype(self, dtype) -> "Array":

@@ -62,7 +62,7 @@ def broadcast_shape(shapes, name: str) -> tuple:
         raise ValueError(f"{name}: shapes {' '.join(map(str, shapes))} do not broadcast") from None
 
 
-def _strides(shape: tuple, out_shape: tuple) -> list:
+def broadcast_strides(shape: tuple, out_shape: tuple) -> list:
     """Element strides of a C-contiguous `shape` broadcast to `out_shape` (0 on broadcast axes)."""
     padded = (1,) * (len(out_shape) - len(shape)) + tuple(shape)
     strides, acc = [], 1
@@ -72,7 +72,7 @@ def _strides(shape: tuple, out_shape: tuple) -> list:
     return strides[::-1]
 
 
-def _collapse(out_shape: tuple, strides: list) -> tuple:
+def collapse_dims(out_shape: tuple, strides: list) -> tuple:
     """Drop unit axes and merge neighbours that every operand walks contiguously."""
     dims = [(e, [s[d] for s in strides]) for d, e in enumerate(out_shape) if e != 1]
     merged = []
@@ -101,12 +101,12 @@ def _plan(op: str, out_dtype, compute_dtype, operands: tuple, name: str):
         letter = "ABC"[k]
         if x is not None:
             defines[f"T_{letter}"] = dtypes.GLSL[x[1]]
-            strides.append(_strides(x[0], out_shape))
+            strides.append(broadcast_strides(x[0], out_shape))
         else:
             defines[f"T_{letter}"] = "uint"
             defines[f"{letter}_SCALAR"] = 1
             strides.append([0] * len(out_shape))
-    shape, per_operand = _collapse(out_shape, strides)
+    shape, per_operand = collapse_dims(out_shape, strides)
     contiguous = len(shape) <= 1 and all(x is None or s == [1] * len(shape) for x, s in zip(operands, per_operand))
     rank = 0 if contiguous else len(shape)
     if 5 + rank * (1 + nargs) > _MAX_PUSH_WORDS:

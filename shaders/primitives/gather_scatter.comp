@@ -1,0 +1,170 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#include "lib/common.glsl"
+#include "lib/ops.glsl"
+// @variants OP_GATHER|OP_CLAIM|OP_SCATTER RANK=1|3 ?IDX_SIGNED
+// @variants OP_GATHER MODE_WRAP|MODE_CLIP RANK=2 ?IDX_SIGNED
+// @variants OP_SCATTER LAST_WINS RANK=2 IDX_SIGNED
+// @variants OP_SCATTER_ADD T=float T_IS_FLOAT RANK=1|3 ?IDX_SIGNED
+// @variants OP_SCATTER_ADD T=int|uint RANK=2 IDX_SIGNED
+// @variants OP_SCATTER_ADD_ORDERED T=float RANK=1|3 ?IDX_SIGNED
+// Indexed copies along one axis: take, take_along_axis, put_along_axis, scatter_add, fancy getitem.
+//
+// One invocation per element of an iteration space of RANK (collapsed) dims, C order. Three
+// operands walk it, each with its own signed element strides (0 where broadcast):
+//   D  "direct": the output of a gather, the values of a scatter
+//   I  the indices (int32 or uint32)
+//   B  "base": the gather source / scatter destination, addressed as
+//      pos_B = off_B + sum(c_d * sB_d) + index * axis_stride,  index = I[pos_I] normalized.
+// Ops (one define):
+//   OP_GATHER        D[pos_D] = B[pos_B]
+//   OP_CLAIM         atomicMax(W[pos_B - off_B], i + 1): the last iteration (C order) targeting an
+//                    element wins, which makes OP_SCATTER's duplicates deterministic, like numpy
+//   OP_SCATTER       B[pos_B] = D[pos_D]; with LAST_WINS only where W[pos_B - off_B] == i + 1
+//   OP_SCATTER_ADD   B[pos_B] += D[pos_D] atomically (T float: compare-and-swap on the bits, since
+//                    float atomics need VK_EXT_shader_atomic_float; int/uint: atomicAdd)
+//   OP_SCATTER_ADD_ORDERED  deterministic scatter-add without atomics or sorting: the iteration
+//                    space is the destination; each element sums, in index order, the contributions
+//                    of its fiber that target it: W[off_W + rel] = B[off_B + rel] + sum D[...]
+//                    with rel = sum(c_d * sB_d). O(axis_len * M) work per fiber.
+// Index normalization (device-resident indices are not checked on the host):
+//   default (numpy mode='raise'): negative indices count from the end; what is still out of range
+//     is clamped by gathers and dropped by scatters (never an out-of-bounds access);
+//   MODE_WRAP: modulo axis_len; MODE_CLIP: clamped to [0, axis_len) (negatives too, as numpy).
+// Defines: OP_*, RANK (>= 1), IDX_SIGNED (int32 indices), T (scatter-add element type), MODE_*.
+// Bindings: 0 D, 1 I, 2 B, 3 W (claim words or the ordered output; a dummy otherwise).
+// Push words: n, axis_len, axis_stride (ORDERED: M, the contributions per fiber), off_D, off_I,
+//   off_B, shape[RANK], sD[RANK], sI[RANK], sB[RANK]; ORDERED adds off_W, I axis stride,
+//   D axis stride, the collapsed dim that is the axis.
+#if !defined(OP_GATHER) && !defined(OP_CLAIM) && !defined(OP_SCATTER) && !defined(OP_SCATTER_ADD) \
+    && !defined(OP_SCATTER_ADD_ORDERED)
+#define OP_GATHER 1  // the default makes the file compile on its own
+#endif
+#ifndef RANK
+#define RANK 1
+#endif
+#ifdef OP_SCATTER_ADD_ORDERED
+#define EXTRA 4
+#else
+#define EXTRA 0
+#endif
+#define HEAD 6
+#define EXTRA_AT (HEAD + 4 * RANK)
+layout(push_constant) uniform Push { uint w[HEAD + 4 * RANK + EXTRA]; } p;
+
+layout(std430, binding = 0) buffer Direct { uint d_[]; };
+layout(std430, binding = 1) readonly buffer Indices { uint i_[]; };
+layout(std430, binding = 2) buffer Base { uint b_[]; };
+layout(std430, binding = 3) buffer Claim { uint w_[]; };
+
+int stride(uint operand, int k) { return int(p.w[HEAD + RANK * (1u + operand) + uint(k)]); }
+
+// Positions of iteration element i in D, I and B (B without the indexed axis); coordinate of the
+// collapsed dim `axis_dim` (ORDERED only; -1 elsewhere).
+void positions(uint i, int axis_dim, out int pd, out int pi, out int pb, out uint axis_coord) {
+    pd = int(p.w[3]);
+    pi = int(p.w[4]);
+    pb = int(p.w[5]);
+    axis_coord = 0u;
+    for (int k = RANK - 1; k >= 0; --k) {
+        uint extent = p.w[HEAD + k];
+        uint c = i % extent;
+        i /= extent;
+        if (k == axis_dim) axis_coord = c;
+        pd += int(c) * stride(0u, k);
+        pi += int(c) * stride(1u, k);
+        pb += int(c) * stride(2u, k);
+    }
+}
+
+// The index at I[pos] as a position in [0, n); ok = false where numpy's mode='raise' would raise.
+uint normalize_index(int pos, uint n, out bool ok) {
+    uint raw = i_[pos];
+    ok = true;
+#ifdef IDX_SIGNED
+    int v = int(raw);
+#if defined(MODE_WRAP)
+    // GLSL leaves % of negative operands undefined: reduce the magnitude, then reflect.
+    uint r = (v >= 0 ? uint(v) : 0u - uint(v)) % n;
+    return (v >= 0 || r == 0u) ? r : n - r;
+#elif defined(MODE_CLIP)
+    return uint(clamp(v, 0, int(n) - 1));
+#else
+    if (v < 0) v += int(n);
+    ok = v >= 0 && v < int(n);
+    return uint(clamp(v, 0, int(n) - 1));
+#endif
+#else
+#if defined(MODE_WRAP)
+    return raw % n;
+#elif !defined(MODE_CLIP)
+    ok = raw < n;
+#endif
+    return min(raw, n - 1u);
+#endif
+}
+
+#ifdef T
+T load_t(uint bits) { return FROM_BITS(T, bits); }
+
+void atomic_add_bits(uint pos, T v) {
+#if defined(T_IS_FLOAT)
+    uint old = b_[pos];
+    for (;;) {
+        uint assumed = old;
+        old = atomicCompSwap(b_[pos], assumed, floatBitsToUint(uintBitsToFloat(assumed) + v));
+        if (old == assumed) break;
+    }
+#else
+    atomicAdd(b_[pos], uint(v));
+#endif
+}
+#endif
+
+void main() {
+    uint n = p.w[0];
+    uint axis_len = p.w[1];
+#ifdef OP_SCATTER_ADD_ORDERED
+    uint m = p.w[2];
+    uint off_w = p.w[EXTRA_AT];
+    int i_axis_stride = int(p.w[EXTRA_AT + 1]);
+    int d_axis_stride = int(p.w[EXTRA_AT + 2]);
+    int axis_dim = int(p.w[EXTRA_AT + 3]);
+#else
+    int axis_stride = int(p.w[2]);
+    const int axis_dim = -1;
+#endif
+    GRID_STRIDE_LOOP(i, n) {
+        int pd, pi, pb;
+        uint target;
+        positions(i, axis_dim, pd, pi, pb, target);
+#ifdef OP_SCATTER_ADD_ORDERED
+        int rel = pb - int(p.w[5]);
+        T acc = load_t(b_[pb]);
+        for (uint j = 0u; j < m; ++j) {
+            bool ok;
+            uint idx = normalize_index(pi + int(j) * i_axis_stride, axis_len, ok);
+            if (ok && idx == target) acc += load_t(d_[pd + int(j) * d_axis_stride]);
+        }
+        w_[int(off_w) + rel] = to_bits(acc);
+#else
+        bool ok;
+        uint idx = normalize_index(pi, axis_len, ok);
+        pb += int(idx) * axis_stride;
+#if defined(OP_GATHER)
+        d_[pd] = b_[pb];
+#elif defined(OP_CLAIM)
+        if (ok) atomicMax(w_[pb - int(p.w[5])], i + 1u);
+#elif defined(OP_SCATTER)
+#ifdef LAST_WINS
+        ok = ok && w_[pb - int(p.w[5])] == i + 1u;
+#endif
+        if (ok) b_[pb] = d_[pd];
+#elif defined(OP_SCATTER_ADD)
+        if (ok) atomic_add_bits(uint(pb), load_t(d_[pd]));
+#else
+#error "unknown OP_ define"
+#endif
+#endif
+    }
+}

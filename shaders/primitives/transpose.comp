@@ -1,0 +1,46 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#include "lib/common.glsl"
+// @variants
+// Batched transpose of the last two axes: out[b, c, r] = in[b, r, c] for in of shape (B, R, C),
+// both C-contiguous, any 32-bit dtype (the words are copied as bits).
+// A workgroup moves TILE x TILE tiles through shared memory so that both the reads (along c) and
+// the writes (along r) are consecutive in memory; the +1 column of padding makes the column-wise
+// reads of the tile hit TILE different banks. Workgroups loop over the B * tiles_r * tiles_c tiles,
+// so any shape fits in a capped 1-D grid.
+// Spec constant 0 (workgroup size) must be a multiple of TILE.
+// Bindings: 0 out, 1 in. Push: B, R, C, in offset, out offset, tiles_r, tiles_c.
+#define TILE 32u
+layout(push_constant) uniform Push {
+    uint batch; uint rows; uint cols; uint in_off; uint out_off; uint tiles_r; uint tiles_c;
+} p;
+
+layout(std430, binding = 0) writeonly buffer Out { uint out_[]; };
+layout(std430, binding = 1) readonly buffer In { uint in_[]; };
+
+shared uint tile[TILE][TILE + 1u];
+
+void main() {
+    const uint rows_per_pass = WG_SIZE / TILE;
+    uint lx = gl_LocalInvocationIndex % TILE;
+    uint ly = gl_LocalInvocationIndex / TILE;
+    uint per_batch = p.tiles_r * p.tiles_c;
+    uint total = p.batch * per_batch;
+    for (uint t = gl_WorkGroupID.x; t < total; t += gl_NumWorkGroups.x) {  // uniform per workgroup
+        uint b = t / per_batch;
+        uint tr = (t % per_batch) / p.tiles_c;
+        uint tc = t % p.tiles_c;
+        uint plane = b * p.rows * p.cols;
+        uint r0 = tr * TILE, c0 = tc * TILE;
+        for (uint y = ly; y < TILE; y += rows_per_pass) {
+            uint r = r0 + y, c = c0 + lx;
+            if (r < p.rows && c < p.cols) tile[y][lx] = in_[p.in_off + plane + r * p.cols + c];
+        }
+        barrier();
+        for (uint y = ly; y < TILE; y += rows_per_pass) {
+            uint c = c0 + y, r = r0 + lx;  // output row c, column r
+            if (c < p.cols && r < p.rows) out_[p.out_off + plane + c * p.rows + r] = tile[lx][y];
+        }
+        barrier();  // the tile is rewritten by the next iteration
+    }
+}

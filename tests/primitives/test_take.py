@@ -1,0 +1,212 @@
+"""take / take_along_axis / getitem (fancy and stepped indexing) against numpy."""
+import numpy as np
+import pytest
+
+import vkbackend as vk
+from vkbackend.primitives import gather
+from tests.conftest import no_gpu_work, random_array
+
+DTYPES = [np.float32, np.int32, np.uint32, np.bool_]
+
+
+def check(got, want):
+    want = np.asarray(want)
+    assert isinstance(got, vk.Array)
+    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.shape, want.dtype)
+    np.testing.assert_array_equal(got.numpy(), want)
+
+
+def dev_idx(x, dtype=np.int32):
+    return vk.asarray(np.asarray(x, dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_take_every_axis_and_dtype(rng, dtype):
+    for shape in [(17,), (5, 9), (3, 4, 6), (2, 3, 4, 5)]:
+        x = random_array(rng, shape, dtype)
+        a = vk.asarray(x)
+        for axis in list(range(len(shape))) + [-1, None]:
+            n = x.size if axis is None else shape[axis]
+            idx = rng.integers(-n, n, (2, 3))
+            check(vk.take(a, idx, axis=axis), np.take(x, idx, axis=axis))
+
+
+def test_take_index_kinds(rng):
+    x = random_array(rng, (6, 7), np.float32)
+    a = vk.asarray(x)
+    check(vk.take(a, 3, axis=1), np.take(x, 3, axis=1))             # scalar: the axis goes away
+    check(vk.take(a, -1), np.take(x, -1))
+    check(vk.take(a, [], axis=0), np.take(x, np.array([], int), axis=0))
+    check(vk.take(a, np.array([[0], [5]], np.uint64), axis=0), np.take(x, [[0], [5]], axis=0))
+    idx = rng.integers(-7, 7, 11)
+    check(vk.take(a, dev_idx(idx), axis=1), np.take(x, idx, axis=1))        # device int32, negatives
+    idx = rng.integers(0, 6, (2, 2))
+    check(vk.take(a, dev_idx(idx, np.uint32), axis=0), np.take(x, idx, axis=0))
+    big = np.array([-20, -8, -7, 0, 6, 7, 15])
+    for mode in ("wrap", "clip"):
+        check(vk.take(a, big, axis=1, mode=mode), np.take(x, big, axis=1, mode=mode))
+        check(vk.take(a, dev_idx(big), axis=1, mode=mode), np.take(x, big, axis=1, mode=mode))
+        check(vk.take(a, dev_idx(big[big >= 0], np.uint32), axis=1, mode=mode),
+              np.take(x, big[big >= 0], axis=1, mode=mode))
+
+
+def test_take_device_indices_out_of_range_are_clamped(rng):
+    x = random_array(rng, (10,), np.int32)
+    idx = np.array([-11, -10, 9, 10, 2**31 - 1, -2**31], np.int32)
+    want = x[np.clip(np.where(idx < 0, idx + 10, idx), 0, 9)]
+    check(vk.take(vk.asarray(x), dev_idx(idx)), want)
+    check(vk.take(vk.asarray(x), dev_idx([3, 10, 2**32 - 1], np.uint32)), x[[3, 9, 9]])
+
+
+def test_take_sizes_near_workgroup(rng, sg):
+    for n in sorted({0, 1, sg - 1, sg, sg + 1, 255, 256, 257}):
+        x = random_array(rng, (max(n, 1),), np.float32)
+        idx = rng.integers(0, max(n, 1), n)
+        check(vk.take(vk.asarray(x), idx), x[idx])
+
+
+def test_take_large(rng):
+    x = random_array(rng, (300_000,), np.float32)
+    idx = rng.integers(-x.size, x.size, 200_000).astype(np.int32)
+    check(vk.take(vk.asarray(x), dev_idx(idx)), np.take(x, idx))
+
+
+def test_take_bad_inputs(rng):
+    a = vk.asarray(random_array(rng, (3, 4), np.float32))
+    empty = vk.asarray(np.zeros((3, 0), np.float32))
+    fidx = vk.asarray(np.zeros(2, np.float32))
+    with no_gpu_work():
+        with pytest.raises(IndexError, match="index 4 is out of bounds for axis 1 with size 4"):
+            vk.take(a, [0, 4], axis=1)
+        with pytest.raises(IndexError, match="-13 is out of bounds"):
+            vk.take(a, [-13])
+        with pytest.raises(IndexError, match="non-empty take from an empty axis"):
+            vk.take(empty, [0], axis=1)
+        with pytest.raises(TypeError, match="integers"):
+            vk.take(a, [0.5])
+        with pytest.raises(TypeError, match="integers"):
+            vk.take(a, [True, False])
+        with pytest.raises(TypeError, match="int32 or uint32"):
+            vk.take(a, fidx)
+        with pytest.raises(ValueError, match="mode"):
+            vk.take(a, [0], mode="fill")
+        with pytest.raises(np.exceptions.AxisError):
+            vk.take(a, [0], axis=2)
+        with pytest.raises(TypeError, match="vk.Array"):
+            vk.take(np.zeros(3), [0])
+        with pytest.raises(TypeError, match="indices"):
+            vk.take(a, "0")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_take_along_axis(rng, dtype):
+    for shape in [(20,), (6, 9), (3, 5, 7), (2, 3, 4, 5)]:
+        x = random_array(rng, shape, dtype)
+        a = vk.asarray(x)
+        for axis in range(len(shape)):
+            ishape = list(shape)
+            ishape[axis] = 4
+            idx = rng.integers(-shape[axis], shape[axis], ishape)
+            check(vk.take_along_axis(a, idx, axis), np.take_along_axis(x, idx, axis))
+            check(vk.take_along_axis(a, dev_idx(idx), axis - len(shape)), np.take_along_axis(x, idx, axis))
+
+
+def test_take_along_axis_broadcast_argsort_and_none(rng):
+    x = random_array(rng, (5, 8, 6), np.float32)
+    a = vk.asarray(x)
+    idx = rng.integers(0, 8, (1, 3, 6))  # broadcasts along dim 0
+    check(vk.take_along_axis(a, idx, 1), np.take_along_axis(x, idx, 1))
+    idx = rng.integers(0, 6, (5, 1, 2))
+    check(vk.take_along_axis(a, idx, 2), np.take_along_axis(x, idx, 2))
+    order = np.argsort(x, axis=1)
+    check(vk.take_along_axis(a, order, 1), np.sort(x, axis=1))
+    flat = rng.integers(0, x.size, 13)
+    check(vk.take_along_axis(a, flat, None), np.take_along_axis(x, flat, None))
+
+
+def test_take_along_axis_bad_inputs(rng):
+    a = vk.asarray(random_array(rng, (4, 5), np.float32))
+    with no_gpu_work():
+        with pytest.raises(ValueError, match="same number of dimensions"):
+            vk.take_along_axis(a, np.zeros(3, int), 1)
+        with pytest.raises(ValueError, match="does not broadcast"):
+            vk.take_along_axis(a, np.zeros((3, 2), int), 1)
+        with pytest.raises(IndexError, match="out of bounds for axis 1 with size 5"):
+            vk.take_along_axis(a, np.full((4, 2), 5), 1)
+        with pytest.raises(ValueError, match="single dimension"):
+            vk.take_along_axis(a, np.zeros((4, 2), int), None)
+        with pytest.raises(np.exceptions.AxisError):
+            vk.take_along_axis(a, np.zeros((4, 2), int), -3)
+
+
+# -- getitem ---------------------------------------------------------------------------------
+
+def test_getitem_stepped_slices_ellipsis_none(rng):
+    x = random_array(rng, (7, 8, 9), np.float32)
+    a = vk.asarray(x)
+    keys = [np.s_[::2], np.s_[::-1], np.s_[5:1:-2, :, ::3], np.s_[..., 3], np.s_[None, 2, ..., ::-4],
+            np.s_[:, 1], np.s_[-1, :, None, 2:8:5], np.s_[:, :, :], np.s_[3:3], np.s_[..., None],
+            np.s_[1:, -2], np.s_[2, 3, 4]]
+    for key in keys:
+        check(gather.getitem(a, key), x[key])
+
+
+def test_getitem_contiguous_results_are_views(rng):
+    x = random_array(rng, (4, 5, 6), np.int32)
+    a = vk.asarray(x)
+    vk.synchronize()
+    d0 = vk.stats()["dispatches"]
+    for key in [np.s_[None], np.s_[2, ...], np.s_[1:3, None], np.s_[:, :, :], np.s_[3, 2]]:
+        v = gather.getitem(a, key)
+        assert v._storage is a._storage and v.shape == x[key].shape
+    assert vk.stats()["dispatches"] == d0
+    check(gather.getitem(a, np.s_[3, 2]), x[3, 2])
+
+
+def test_getitem_integer_arrays(rng):
+    x = random_array(rng, (6, 7, 8), np.float32)
+    a = vk.asarray(x)
+    i2 = rng.integers(-7, 7, (2, 3))
+    i0 = rng.integers(-6, 6, (2, 3))
+    keys = [(i0,), (slice(None), i2), (Ellipsis, [0, -1]), (slice(1, None, 2), i2, 3),
+            (2, i2), (i0, 3), (2, slice(None), [1, 5]), (slice(None, None, -1), None, i2),
+            ([[1], [2]], slice(2, 5))]
+    for key in keys:
+        check(gather.getitem(a, key), x[key])
+    check(gather.getitem(a, (slice(None), dev_idx(i2))), x[:, i2])
+
+
+def test_getitem_bool_mask(rng):
+    x = random_array(rng, (6, 5), np.int32)
+    a = vk.asarray(x)
+    m = x > 0
+    check(gather.getitem(a, vk.asarray(m)), x[m])
+    check(gather.getitem(a, m[:, 0]), x[m[:, 0]])
+    check(gather.getitem(a, (vk.asarray(m[:, 0]), Ellipsis)), x[m[:, 0], ...])
+    check(gather.getitem(a, list(m[:, 1])), x[list(m[:, 1])])
+
+
+def test_getitem_bad_inputs(rng):
+    a = vk.asarray(random_array(rng, (3, 4), np.float32))
+    m = vk.asarray(np.ones((3, 4), bool))
+    with no_gpu_work():
+        with pytest.raises(IndexError, match="too many indices"):
+            gather.getitem(a, (0, 0, 0))
+        with pytest.raises(IndexError, match="single ellipsis"):
+            gather.getitem(a, (Ellipsis, Ellipsis))
+        with pytest.raises(IndexError, match="index 3 is out of bounds for axis 0"):
+            gather.getitem(a, (3, slice(None)))
+        with pytest.raises(IndexError, match="out of bounds for axis 1 with size 4"):
+            gather.getitem(a, (slice(None), [0, 4]))
+        with pytest.raises(IndexError, match="at most one integer array"):
+            gather.getitem(a, ([0], [1]))
+        with pytest.raises(IndexError, match="integer or boolean"):
+            gather.getitem(a, [0.5])
+        with pytest.raises(IndexError, match="boolean scalar"):
+            gather.getitem(a, True)
+        with pytest.raises(IndexError, match="valid indices"):
+            gather.getitem(a, "x")
+        with pytest.raises(IndexError, match="first index"):
+            gather.getitem(a, (slice(None), m))
+        with pytest.raises(IndexError, match="did not match"):
+            gather.getitem(a, np.ones(4, bool))
