@@ -60,8 +60,8 @@ class TileConfig:
 
     def problems(self, dev=None) -> list[str]:
         p = []
-        if self.tm not in (4, 8) or self.tn not in (4, 8):
-            p.append("TM and TN must be 4 or 8")
+        if self.tm not in (4, 8, 12, 16) or self.tn not in (4, 8, 12, 16):
+            p.append("TM and TN must be 4, 8, 12 or 16")
         if self.bm % self.tm or self.bn % self.tn:
             p.append("BM must be a multiple of TM and BN of TN")
         if self.bk < 4 or self.bk % 4:
@@ -118,15 +118,26 @@ def _fits(cfg: TileConfig, dev) -> bool:
     return not cfg.problems(dev)
 
 
+def env_config(dev) -> TileConfig | None:
+    """VKBACKEND_MATMUL_CONFIG, checked against `dev` (ValueError), or None when unset / "auto"."""
+    env = os.environ.get("VKBACKEND_MATMUL_CONFIG", "").strip()
+    if not env or env == "auto":
+        return None
+    try:
+        cfg = parse_config(env)
+    except ValueError as e:
+        raise ValueError(f"VKBACKEND_MATMUL_CONFIG: {e}") from None
+    bad = cfg.problems(dev)
+    if bad:
+        raise ValueError(f"VKBACKEND_MATMUL_CONFIG={env!r} does not fit {dev.name}: {'; '.join(bad)}")
+    return cfg
+
+
 def choose_config(dev, m: int, n: int, batch: int = 1) -> TileConfig:
     """The tile shape for an m x n (x batch) product on `dev`: VKBACKEND_MATMUL_CONFIG if set, else
     the largest shape that fits the device and gives >= MIN_TILES workgroups (the smallest otherwise)."""
-    env = os.environ.get("VKBACKEND_MATMUL_CONFIG", "").strip()
-    if env and env != "auto":
-        cfg = parse_config(env)
-        bad = cfg.problems(dev)
-        if bad:
-            raise ValueError(f"VKBACKEND_MATMUL_CONFIG={env!r} does not fit {dev.name}: {'; '.join(bad)}")
+    cfg = env_config(dev)
+    if cfg is not None:
         return cfg
     min_tiles = int(os.environ.get("VKBACKEND_MATMUL_MIN_TILES", MIN_TILES))
     big_device = dev.subgroup_size >= 32 and not dev.is_software
@@ -299,6 +310,7 @@ def matmul(x1, x2) -> Array:
     batch = _batch_shape("matmul", [sa, sb])
     m, k, n = sa[-2], sa[-1], sb[-1]
     out_shape = batch + ((m,) if len(a.shape) > 1 else ()) + ((n,) if len(b.shape) > 1 else ())
+    env_config(runtime.get().device)  # a bad override fails here, before any GPU work
     A, B = a.materialize(dtype), b.materialize(dtype)
     out = Array.empty(out_shape, dtype)
     if out.size == 0:
@@ -348,6 +360,7 @@ def gemm(a, b, trans_a: bool = False, trans_b: bool = False, alpha: float = 1.0,
         for o in (A_, B_):
             if o.array is not None and o.array.buffer is c.buffer:
                 raise ValueError(f"gemm: c shares memory with operand {o.index}; pass a copy")
+    env_config(runtime.get().device)
     A, B = A_.materialize(dtype), B_.materialize(dtype)
     out = Array.empty(out_shape, dtype) if c is None else c
     if out.size == 0:
