@@ -21,65 +21,16 @@ uint wg_rank() { return gl_LocalInvocationIndex; }
 #endif
 
 #define WGT_T float
-#define WGT_OP add
-#include "workgroup_template.glsl"
-#undef WGT_OP
-#define WGT_OP mul
-#include "workgroup_template.glsl"
-#undef WGT_OP
-#define WGT_OP min
-#include "workgroup_template.glsl"
-#undef WGT_OP
-#define WGT_OP max
-#include "workgroup_template.glsl"
-#undef WGT_OP
+#include "workgroup_arith.glsl"
 #undef WGT_T
 
 #define WGT_T int
-#define WGT_OP add
-#include "workgroup_template.glsl"
-#undef WGT_OP
-#define WGT_OP mul
-#include "workgroup_template.glsl"
-#undef WGT_OP
-#define WGT_OP min
-#include "workgroup_template.glsl"
-#undef WGT_OP
-#define WGT_OP max
-#include "workgroup_template.glsl"
-#undef WGT_OP
-#define WGT_OP and
-#include "workgroup_template.glsl"
-#undef WGT_OP
-#define WGT_OP or
-#include "workgroup_template.glsl"
-#undef WGT_OP
-#define WGT_OP xor
-#include "workgroup_template.glsl"
-#undef WGT_OP
+#include "workgroup_arith.glsl"
+#include "workgroup_bitwise.glsl"
 #undef WGT_T
 
 #define WGT_T uint
-#define WGT_OP add
-#include "workgroup_template.glsl"
-#undef WGT_OP
-#define WGT_OP mul
-#include "workgroup_template.glsl"
-#undef WGT_OP
-#define WGT_OP min
-#include "workgroup_template.glsl"
-#undef WGT_OP
-#define WGT_OP max
-#include "workgroup_template.glsl"
-#undef WGT_OP
-#define WGT_OP and
-#include "workgroup_template.glsl"
-#undef WGT_OP
-#define WGT_OP or
-#include "workgroup_template.glsl"
-#undef WGT_OP
-#define WGT_OP xor
-#include "workgroup_template.glsl"
-#undef WGT_OP
+#include "workgroup_arith.glsl"
+#include "workgroup_bitwise.glsl"
 #undef WGT_T
 #endif
