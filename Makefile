@@ -2,6 +2,9 @@
 PY := .venv/bin/python
 # lavapipe's subgroup size follows LP_NATIVE_VECTOR_WIDTH: 128 -> 4, 256 -> 8, 512 -> 16.
 WIDTHS := 128 256 512
+# Mesa's on-disk shader cache does not key on the vector width: one cache per width, or a kernel
+# compiled for one subgroup size runs at another.
+MESA_CACHE = $(HOME)/.cache/vkbackend/mesa
 # Every subgroup feature off: the shared-memory fallbacks.
 NO_SUBGROUP := vote,arithmetic,ballot,shuffle,shuffle_relative,clustered,quad
 PYTEST_ARGS ?=
@@ -17,11 +20,13 @@ demo: setup
 test: setup
 	@set -e; for w in $(WIDTHS); do \
 	  echo "== lavapipe, LP_NATIVE_VECTOR_WIDTH=$$w"; \
-	  LP_NATIVE_VECTOR_WIDTH=$$w VKBACKEND_DEVICE=llvmpipe $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS); \
+	  MESA_SHADER_CACHE_DIR=$(MESA_CACHE)-w$$w LP_NATIVE_VECTOR_WIDTH=$$w VKBACKEND_DEVICE=llvmpipe \
+	    $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS); \
 	done
 	@echo "== lavapipe, LP_NATIVE_VECTOR_WIDTH=256, subgroup features off: $(NO_SUBGROUP)"
-	@LP_NATIVE_VECTOR_WIDTH=256 VKBACKEND_DEVICE=llvmpipe VKBACKEND_DISABLE_SUBGROUP=$(NO_SUBGROUP) \
-	  $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS) tests/shaders tests/primitives
+	@MESA_SHADER_CACHE_DIR=$(MESA_CACHE)-w256 LP_NATIVE_VECTOR_WIDTH=256 VKBACKEND_DEVICE=llvmpipe \
+	  VKBACKEND_DISABLE_SUBGROUP=$(NO_SUBGROUP) \
+	  $(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS) tests/shaders tests/primitives tests/ops
 
 test-gpu: setup
 	$(PY) -m pytest -q $(PYTEST_ARGS)

@@ -45,13 +45,14 @@ FLOATS_PER_THREAD_BWD = 16  # the same for the backward (x, dy, dweight and dbia
 PREFERRED_WG_FWD = 512     # largest workgroup the forward picks before it must go larger
 MIN_WG = 32
 SG_VECS = 4                # a subgroup per row while a row is at most this many vectors per lane
+SG_VECS_BWD = 2            # ... in the backward (five register arrays: x, dy, weight, 2 partials)
 SG_WG = 256                # workgroup size in subgroup-per-row mode
 BWD_THREADS = 1 << 17      # backward: about this many invocations in all (caps the workgroups) ...
 BWD_MIN_ROWS = 2           # ... each worker taking at least this many rows ...
 PARTIAL_MAX_FLOATS = 1 << 23  # ... and the partial sums at most this many floats
 FWD_MAX_GROUPS = 1 << 16  # forward workgroups at most (and the device's limit); rows grid-stride
 COLSUM_WG = 256
-COLSUM_COLS = 16
+COLSUM_MIN_GROUPS = 128    # column sum: narrower column tiles (more row slices) until this many
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,7 @@ def plan(d: int, vec4: bool, backward: bool, dev=None) -> Plan:
     max_wg = min(1024, dev.max_workgroup_invocations)
     max_floats = FLOATS_PER_THREAD_BWD if backward else FLOATS_PER_THREAD_FWD
     min_sg = max(1, dev.min_subgroup_size)
-    if dev.has("arithmetic") and dv <= min_sg * SG_VECS and SG_WG <= max_wg \
+    if dev.has("arithmetic") and dv <= min_sg * (SG_VECS_BWD if backward else SG_VECS) and SG_WG <= max_wg \
             and SG_WG % max(1, dev.max_subgroup_size) == 0:
         return Plan("sg", SG_WG, -(-dv // min_sg), vec4)
     pref = max_wg if backward else min(max_wg, PREFERRED_WG_FWD)
@@ -196,6 +197,7 @@ def _defines(pl: Plan, backward: bool, rms: bool, has_w: bool, has_b: bool, dev)
         d["VEC4"] = 1
     if pl.mode == "sg":
         d["SG_ROWS"] = 1
+        d["SG_MIN"] = max(1, dev.min_subgroup_size)
         if backward and (has_w or has_b):
             d["SG_CAP"] = pl.n * max(1, dev.max_subgroup_size)
     return d
@@ -205,7 +207,7 @@ def _rows_per_group(pl: Plan, dev) -> int:
     return max(1, pl.wg // max(1, dev.subgroup_size)) if pl.mode == "sg" else 1
 
 
-def _forward(fn, x, ns, w, b, eps, rms) -> Array:
+def _forward(x, ns, w, b, eps, rms) -> Array:
     out = Array.empty(x.shape, dtypes.float32)
     d = math.prod(ns)
     rows = x.size // d if d else 0
@@ -223,7 +225,18 @@ def _forward(fn, x, ns, w, b, eps, rms) -> Array:
     return out
 
 
-def _backward(fn, x, ns, w, dy, eps, rms, want_w: bool, want_b: bool):
+def colsum_shape(ncols: int, dev) -> tuple:
+    """(workgroup size, vec4 columns per workgroup) of the column sum: 64 columns (coalesced rows),
+    halved while that leaves fewer than COLSUM_MIN_GROUPS workgroups, down to 2; the rest of the
+    workgroup splits the partial rows."""
+    wg = 1 << (min(COLSUM_WG, dev.max_workgroup_invocations).bit_length() - 1)
+    cols = min(64, wg)
+    while cols > 2 and -(-ncols // cols) < COLSUM_MIN_GROUPS:
+        cols //= 2
+    return wg, cols
+
+
+def _backward(x, ns, w, dy, eps, rms, want_w: bool, want_b: bool):
     """dx, and dweight / dbias (None where not wanted)."""
     d = math.prod(ns)
     rows = x.size // d if d else 0
@@ -259,8 +272,9 @@ def _backward(fn, x, ns, w, dy, eps, rms, want_w: bool, want_b: bool):
     storage = Storage(kk * d)
     ps4 = dp // 4
     ncols = kk * ps4
-    cs = rt.kernel(_COLSUM, {}, COLSUM_WG, (COLSUM_COLS,))
-    cgroups = max(1, min(-(-ncols // COLSUM_COLS), dev.max_workgroup_count[0]))
+    cwg, cols = colsum_shape(ncols, dev)
+    cs = rt.kernel(_COLSUM, {}, cwg, (cols,))
+    cgroups = max(1, min(-(-ncols // cols), dev.max_workgroup_count[0]))
     cs([part.buffer, storage.buffer], (groups, ps4, ncols, d, 0), (cgroups,))
     views = [Array(storage, ns, dtypes.float32, i * d) for i in range(kk)]
     dw = views.pop(0) if want_w else None
@@ -275,7 +289,7 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5) -> Array:
     fn = "layer_norm"
     eps = _eps(eps, None, fn)
     x, ns, p, _ = _check(fn, x, normalized_shape, {"weight": weight, "bias": bias})
-    return _forward(fn, x, ns, p["weight"], p["bias"], eps, rms=False)
+    return _forward(x, ns, p["weight"], p["bias"], eps, rms=False)
 
 
 def rms_norm(x, normalized_shape, weight=None, eps=None) -> Array:
@@ -284,7 +298,7 @@ def rms_norm(x, normalized_shape, weight=None, eps=None) -> Array:
     fn = "rms_norm"
     eps = _eps(eps, float(np.finfo(np.float32).eps), fn)
     x, ns, p, _ = _check(fn, x, normalized_shape, {"weight": weight})
-    return _forward(fn, x, ns, p["weight"], None, eps, rms=True)
+    return _forward(x, ns, p["weight"], None, eps, rms=True)
 
 
 def layer_norm_vjp(x, weight, bias, cotangent, normalized_shape, eps=1e-5):
@@ -293,7 +307,7 @@ def layer_norm_vjp(x, weight, bias, cotangent, normalized_shape, eps=1e-5):
     fn = "layer_norm_vjp"
     eps = _eps(eps, None, fn)
     x, ns, p, dy = _check(fn, x, normalized_shape, {"weight": weight, "bias": bias}, cotangent)
-    return _backward(fn, x, ns, p["weight"], dy, eps, False, p["weight"] is not None, p["bias"] is not None)
+    return _backward(x, ns, p["weight"], dy, eps, False, p["weight"] is not None, p["bias"] is not None)
 
 
 def rms_norm_vjp(x, weight, cotangent, normalized_shape, eps=None):
@@ -301,5 +315,5 @@ def rms_norm_vjp(x, weight, cotangent, normalized_shape, eps=None):
     fn = "rms_norm_vjp"
     eps = _eps(eps, float(np.finfo(np.float32).eps), fn)
     x, ns, p, dy = _check(fn, x, normalized_shape, {"weight": weight}, cotangent)
-    dx, dw, _ = _backward(fn, x, ns, p["weight"], dy, eps, True, p["weight"] is not None, False)
+    dx, dw, _ = _backward(x, ns, p["weight"], dy, eps, True, p["weight"] is not None, False)
     return dx, dw

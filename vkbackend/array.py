@@ -214,6 +214,19 @@ class Array:
         from .primitives import gather
         return gather.transpose(self)
 
+    def _reduction(name):
+        def method(self, *args, **kwargs):
+            from .primitives import reduce
+            return getattr(reduce, name)(self, *args, **kwargs)
+        method.__name__ = name
+        method.__doc__ = f"numpy.ndarray.{name}: see vk.{name}."
+        return method
+
+    sum, prod, mean = _reduction("sum"), _reduction("prod"), _reduction("mean")
+    max, min, argmax, argmin = _reduction("max"), _reduction("min"), _reduction("argmax"), _reduction("argmin")
+    var, std, all, any = _reduction("var"), _reduction("std"), _reduction("all"), _reduction("any")
+    del _reduction
+
     def __neg__(self):
         from .primitives import elementwise
         return elementwise.negative(self)

@@ -5,6 +5,7 @@ A shader lists its variant space in comment lines, each a cross product of its t
   NAME=a|b   -D NAME=a, or -D NAME=b
   A|B|C      exactly one of the flags -D A, -D B, -D C
   ?NAME      with and without -D NAME
+  +subgroup  these variants exist only on devices with subgroup features (no fallback compile)
 Each variant compiles with every subgroup feature define and with none (the fallbacks).
 """
 from __future__ import annotations
@@ -21,7 +22,12 @@ _LINE = re.compile(r"^\s*//\s*@variants\b(.*)$", re.M)
 _TESTS_DIR = compiler.SHADER_DIR.parent / "tests" / "shaders"
 
 
+_NEEDS_SUBGROUP = "+subgroup"
+
+
 def _term_choices(term: str) -> list[dict]:
+    if term == _NEEDS_SUBGROUP:
+        return [{_NEEDS_SUBGROUP: 1}]
     if term.startswith("?"):
         return [{}, {term[1:]: 1}]
     if "=" in term:
@@ -56,7 +62,8 @@ def compile_all(out=sys.stdout) -> int:
     total, failures = 0, []
     for path in shader_files():
         for defines in parse(path.read_text()):
-            for features in (all_features, {}):
+            fallback = defines.pop(_NEEDS_SUBGROUP, None) is None
+            for features in (all_features, {}) if fallback else (all_features,):
                 total += 1
                 try:
                     compiler.compile_shader(str(path), {**features, **defines})

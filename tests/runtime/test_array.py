@@ -226,3 +226,12 @@ def test_scalar_conversions():
     assert len(vk.zeros((3, 2))) == 3 and math.prod(vk.zeros((3, 2)).shape) == 6
     with pytest.raises(ValueError, match="ambiguous"):
         bool(vk.zeros(2))
+
+
+def test_reduction_methods_match_functions(rng):
+    x = rng.standard_normal((5, 7)).astype(np.float32)
+    a = vk.asarray(x)
+    np.testing.assert_allclose(a.sum(axis=1).numpy(), x.sum(axis=1, dtype=np.float64), rtol=1e-5)
+    np.testing.assert_array_equal(a.max(axis=0, keepdims=True).numpy(), x.max(axis=0, keepdims=True))
+    np.testing.assert_array_equal(a.argmin().numpy(), x.argmin())
+    np.testing.assert_allclose(a.std(ddof=1).numpy(), x.astype(np.float64).std(ddof=1), rtol=1e-5)

@@ -89,9 +89,10 @@ def collapse_dims(out_shape: tuple, strides: list) -> tuple:
 
 
 @functools.lru_cache(maxsize=4096)
-def _plan(op: str, out_dtype, compute_dtype, operands: tuple, name: str):
+def _plan(op: str, out_dtype, compute_dtype, operands: tuple, aligned: bool, name: str):
     """What depends only on types and shapes, cached: the kernel, the output shape and the
-    push-constant tail. `operands` holds (shape, dtype) per array and None per scalar."""
+    push-constant tail. `operands` holds (shape, dtype) per array and None per scalar;
+    `aligned`: every array offset is a multiple of 4 (so 16-byte loads may be used)."""
     arrays = [x for x in operands if x is not None]
     out_shape = broadcast_shape([shape for shape, _ in arrays] or [()], name)
     nargs = len(operands)
@@ -112,21 +113,25 @@ def _plan(op: str, out_dtype, compute_dtype, operands: tuple, name: str):
     if 5 + rank * (1 + nargs) > _MAX_PUSH_WORDS:
         raise ValueError(f"{name}: broadcasting over {rank} non-mergeable axes exceeds the supported rank")
     tail = [0] * (3 - nargs)
+    n = math.prod(out_shape)
+    vec4 = rank == 0 and aligned and n % 4 == 0
+    if vec4:
+        defines["VEC4"] = 1
     if rank:
         defines["RANK"] = rank
         tail += shape
         for s in per_operand:
             tail += s
-    n = math.prod(out_shape)
     kernel = runtime.get().kernel("primitives/elementwise.comp", defines, _WG) if n else None
-    return kernel, out_shape, tail, (groups_for(n, _WG),)
+    return kernel, out_shape, tail, (groups_for(n // 4 if vec4 else n, _WG),)
 
 
 def apply(op: str, operands: list, out_dtype, compute_dtype, name: str | None = None) -> Array:
     """Record out = op(*operands) elementwise; operands are Arrays or scalars, in compute_dtype."""
     name = name or op
     sig = tuple((x.shape, x.dtype) if isinstance(x, Array) else None for x in operands)
-    kernel, out_shape, tail, groups = _plan(op, out_dtype, compute_dtype, sig, name)
+    aligned = all(x.offset % 4 == 0 for x in operands if isinstance(x, Array))
+    kernel, out_shape, tail, groups = _plan(op, out_dtype, compute_dtype, sig, aligned, name)
     # scalars are checked against the computation's dtype before any GPU work
     heads = [x.offset if isinstance(x, Array) else _scalar_bits(x, compute_dtype, name) for x in operands]
     out = Array.empty(out_shape, out_dtype)

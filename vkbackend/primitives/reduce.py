@@ -1,2 +1,358 @@
-"""(placeholder: being written)"""
-__all__: list = []
+"""numpy's reductions: sum, prod, max/amax, min/amin, argmax, argmin, mean, var, std, all, any.
+
+One generic kernel, shaders/primitives/reduce.comp, reduces C-contiguous data viewed as
+(outer, n, inner) along n. Reduced axes are merged where adjacent (unit axes dropped); runs that are
+not adjacent are reduced one after another, innermost first. Each run is one dispatch: when there
+are too few outputs to fill the device, n is split across workgroups and the last workgroup of each
+output tile merges their partial states (an atomic counter), so there is never a second pass.
+
+Result types follow numpy, narrowed to 32 bits: integer sums and products accumulate in int32 (or
+uint32) and wrap modulo 2**32 where numpy would widen to int64; bool sums count in int32; mean, var
+and std compute in float32 (dtype= may only ask for float32); argmax/argmin return int32 indices.
+"""
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import math
+import numbers
+import operator
+import weakref
+
+import numpy as np
+
+from .. import dtypes, runtime
+from ..array import Array
+from . import elementwise
+from .creation import asarray, zeros
+
+__all__ = ["sum", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "mean", "var", "std",
+           "all", "any"]
+
+SHADER = "primitives/reduce.comp"
+
+# Tunables (read at each call).
+WG = 256              # invocations per workgroup
+UNROLL = 4            # loads in flight per invocation (vec4 loads on contiguous rows)
+MIN_ITEMS = 4         # elements per invocation below which one workgroup takes several outputs
+COALESCE = 32         # invocations along a contiguous inner axis, at least
+SPLIT_ITEMS = 16      # elements per invocation, at least, in each piece of a split n (one unrolled vec4 step)
+GROUPS = 1024         # workgroups that fill a GPU (H100: 132 SMs x 8 resident groups of 256)
+SOFTWARE_GROUPS = 8   # the same for lavapipe, which runs a few at a time on CPU threads
+_COUNTERS = 4096      # tile counters kept zeroed for split reductions (bounds the split tiles)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Op:
+    name: str
+    red: str | None = None   # RED_OP: add, mul, min, max, and, or
+    arg: str | None = None   # ARG_OP: max, min
+    welford: bool = False
+    truth: bool = False      # all/any: elements count as x != 0
+    divide: bool = False     # out = value / den (mean, var)
+    sqrt: bool = False       # std
+    identity: bool = True    # False: an empty reduction is an error (numpy: "no identity")
+
+    @property
+    def state_words(self) -> int:
+        """32-bit words of one partial state: value; value and index; count, mean and m2."""
+        return 2 if self.arg else 3 if self.welford else 1
+
+
+_SUM = _Op("sum", red="add")
+_PROD = _Op("prod", red="mul")
+_MAX = _Op("max", red="max", identity=False)
+_MIN = _Op("min", red="min", identity=False)
+_ARGMAX = _Op("argmax", arg="max", identity=False)
+_ARGMIN = _Op("argmin", arg="min", identity=False)
+_ALL = _Op("all", red="and", truth=True)
+_ANY = _Op("any", red="or", truth=True)
+_MEAN = _Op("mean", red="add", divide=True)
+_VAR = _Op("var", welford=True, divide=True)
+_STD = _Op("std", welford=True, divide=True, sqrt=True)
+
+
+# ---- validation (no GPU work) ----------------------------------------------------------------
+def _inspect(a, name: str):
+    """(shape, dtype, host array or None) of the operand, without uploading anything."""
+    if isinstance(a, Array):
+        return a.shape, a.dtype, None
+    if isinstance(a, (np.ndarray, np.generic, list, tuple, numbers.Number)):
+        host = np.asarray(a)
+        return host.shape, dtypes.from_host(host.dtype), host
+    raise TypeError(f"{name}: expected a vk.Array, a numpy array or a number, got {type(a).__name__}")
+
+
+def _axis_index(ax, ndim: int, name: str) -> int:
+    if isinstance(ax, (bool, np.bool_)):
+        raise TypeError(f"{name}: axis must be an integer, got {ax!r}")
+    try:
+        i = operator.index(ax)
+    except TypeError:
+        raise TypeError(f"{name}: axis must be None, an integer or a tuple of integers, got {ax!r}") from None
+    if not -ndim <= i < ndim:
+        raise np.exceptions.AxisError(i, ndim, msg_prefix=name)
+    return i % ndim
+
+
+def _axes(axis, ndim: int, name: str, single: bool = False) -> tuple:
+    """The reduced axes, sorted and non-negative; `single`: None or one int (argmax/argmin)."""
+    if axis is None:
+        return tuple(range(ndim))
+    if single and isinstance(axis, tuple):
+        raise TypeError(f"{name}: axis must be None or an integer, got the tuple {axis!r}")
+    items = axis if isinstance(axis, tuple) else (axis,)
+    axes = [_axis_index(ax, ndim, name) for ax in items]
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"{name}: duplicate value in axis {axis!r}")
+    return tuple(sorted(axes))
+
+
+def _types(op: _Op, in_dtype, dtype):
+    """(accumulation dtype, result dtype) for `op` on `in_dtype`, numpy's rules in 32 bits."""
+    if dtype is not None and (op.red in ("add", "mul") or op.divide):
+        dtype = dtypes.check(dtype)
+        if op.divide and dtype != dtypes.float32:
+            raise TypeError(f"{op.name}: dtype {dtype} is not supported; expected float32")
+        if dtype == dtypes.bool_:
+            raise TypeError(f"{op.name}: dtype bool is not supported; expected float32, int32 or uint32")
+        return dtype, dtype
+    if op.divide or op.welford:
+        return dtypes.float32, dtypes.float32
+    acc = dtypes.STORAGE[in_dtype]  # bool compares and counts as uint32 words
+    if op.truth:
+        return dtypes.uint32, dtypes.bool_
+    if op.arg:
+        return acc, dtypes.int32
+    if op.red in ("add", "mul") and in_dtype == dtypes.bool_:
+        return dtypes.int32, dtypes.int32
+    return acc, in_dtype
+
+
+def _check_ddof(ddof, name: str) -> float:
+    if isinstance(ddof, (bool, np.bool_)) or not isinstance(ddof, numbers.Real):
+        raise TypeError(f"{name}: ddof must be a real number, got {ddof!r}")
+    return float(ddof)
+
+
+# ---- planning ----------------------------------------------------------------------------------
+def _runs(shape: tuple, axes: tuple) -> list:
+    """Merged groups [extent, reduced], unit axes dropped and adjacent groups of a kind merged."""
+    groups = []
+    for d, extent in enumerate(shape):
+        if extent == 1:
+            continue
+        red = d in axes
+        if groups and groups[-1][1] == red:
+            groups[-1][0] *= extent
+        else:
+            groups.append([extent, red])
+    return groups
+
+
+def _steps(shape: tuple, axes: tuple) -> list:
+    """(outer, n, inner) per dispatch: each run of reduced axes, innermost first."""
+    n_total = math.prod(shape[d] for d in axes)
+    outputs = math.prod(s for d, s in enumerate(shape) if d not in axes)
+    groups = _runs(shape, axes)
+    if n_total <= 1:
+        return [(outputs, n_total, 1)]  # nothing to combine: one dispatch writes identity or x
+    steps = []
+    while builtins.any(red for _, red in groups):
+        k = builtins.max(i for i, (_, red) in enumerate(groups) if red)
+        steps.append((math.prod(e for e, _ in groups[:k]), groups[k][0],
+                      math.prod(e for e, _ in groups[k + 1:])))
+        del groups[k]
+        if 0 < k < len(groups):  # the kept neighbours of the reduced run become one axis
+            groups[k - 1][0] *= groups.pop(k)[0]
+    return steps
+
+
+def _pow2ceil(v: int) -> int:
+    return 1 << (builtins.max(v, 1) - 1).bit_length()
+
+
+@dataclasses.dataclass(frozen=True)
+class _Plan:
+    cols: int        # outputs per workgroup
+    row_fast: int    # 1: consecutive invocations walk n
+    tiles: int
+    splits: int      # workgroups per output along n
+    chunk: int       # elements of n per split
+
+    @property
+    def row_layout(self) -> bool:
+        return self.cols == 1
+
+
+def _plan(n: int, inner: int, outputs: int, dev) -> _Plan:
+    rows = builtins.min(WG, _pow2ceil(-(-n // MIN_ITEMS)))
+    cols = WG // rows
+    if inner > 1:
+        cols = builtins.max(cols, builtins.min(WG, _pow2ceil(inner), COALESCE))
+    rows = WG // cols
+    tiles = -(-outputs // cols)
+    target = SOFTWARE_GROUPS if dev.is_software else GROUPS
+    splits = 1
+    if tiles < target and tiles <= _COUNTERS:
+        splits = builtins.max(1, builtins.min(-(-target // tiles), n // (rows * SPLIT_ITEMS)))
+    chunk = n
+    if splits > 1:
+        chunk = -(-n // splits)
+        chunk = -(-chunk // 4) * 4  # split boundaries keep 16-byte alignment
+        splits = -(-n // chunk)
+    return _Plan(cols, int(inner == 1 and cols > 1), tiles, splits, chunk)
+
+
+_counters: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _tile_counters(rt) -> Array:
+    """Zeroed once per runtime; each split reduction leaves its counters at zero again."""
+    c = _counters.get(rt)
+    if c is None:
+        c = _counters[rt] = zeros((_COUNTERS,), dtypes.uint32)
+    return c
+
+
+def _defines(op: _Op, in_dtype, acc, out_dtype, plan: _Plan, final: bool) -> dict:
+    d = {"T_IN": dtypes.GLSL[in_dtype], "T": dtypes.GLSL[acc], "T_OUT": dtypes.GLSL[out_dtype],
+         "UNROLL": UNROLL}
+    if acc == dtypes.float32:
+        d["IS_FLOAT"] = 1
+    if op.arg:
+        d["ARG_OP"] = op.arg
+    elif op.welford:
+        d["WELFORD"] = 1
+    else:
+        d["RED_OP"] = op.red
+        if acc == dtypes.float32 and op.red in ("min", "max"):
+            d["NAN_AWARE"] = 1
+    if op.truth:
+        d["TRUTH"] = 1
+    if op.divide and final:
+        d["DIVIDE"] = 1
+        if op.sqrt:
+            d["SQRT"] = 1
+    if plan.row_layout:
+        d["LAYOUT_ROW"] = 1
+    return d
+
+
+def _launch(x: Array, step: tuple, op: _Op, acc, out_dtype, den: float, final: bool) -> Array:
+    """Record one reduction of x, seen as (outer, n, inner), along n."""
+    outer, n, inner = step
+    outputs = outer * inner
+    out = Array.empty((outputs,), out_dtype)
+    if outputs == 0:
+        return out
+    rt = runtime.get()
+    plan = _plan(n, inner, outputs, rt.device)
+    kernel = rt.kernel(SHADER, _defines(op, x.dtype, acc, out_dtype, plan, final), WG,
+                       spec=(plan.cols, plan.row_fast))
+    partials = counters = out
+    if plan.splits > 1:
+        partials = Array.empty((plan.splits * outputs * op.state_words,), dtypes.uint32)
+        counters = _tile_counters(rt)
+    push = (n, inner, outputs, plan.tiles, x.offset, out.offset, plan.splits, plan.chunk, float(den))
+    grid = (builtins.min(plan.tiles, rt.device.max_workgroup_count[0]), plan.splits)
+    kernel([x.buffer, out.buffer, partials.buffer, counters.buffer], push, grid)
+    return out
+
+
+# ---- the reductions ----------------------------------------------------------------------------
+def _chain(x: Array, axes: tuple, op: _Op, acc, out_dtype, den: float) -> Array:
+    """One dispatch per run of reduced axes; only the last divides (mean: sum, then / n)."""
+    steps = _steps(x.shape, axes)
+    partial_op = dataclasses.replace(op, divide=False, sqrt=False)
+    for k, step in enumerate(steps):
+        final = k == len(steps) - 1
+        x = _launch(x, step, op if final else partial_op, acc, out_dtype if final else acc, den, final)
+    return x
+
+
+def _var_two_pass(x: Array, axes: tuple, op: _Op, den: float) -> Array:
+    """var over non-adjacent runs: mean first, then the mean square deviation (both stable)."""
+    m = _chain(x, axes, _MEAN, dtypes.float32, dtypes.float32, math.prod(x.shape[d] for d in axes))
+    d = elementwise.subtract(x, m.reshape(tuple(1 if i in axes else s for i, s in enumerate(x.shape))))
+    sq = elementwise.multiply(d, d)
+    return _chain(sq, axes, _Op(op.name, red="add", divide=True, sqrt=op.sqrt), dtypes.float32,
+                  dtypes.float32, den)
+
+
+def _reduce(op: _Op, a, axis, keepdims: bool, dtype=None, ddof=0) -> Array:
+    shape, in_dtype, host = _inspect(a, op.name)
+    axes = _axes(axis, len(shape), op.name, single=bool(op.arg))
+    acc, out_dtype = _types(op, in_dtype, dtype)
+    ddof = _check_ddof(ddof, op.name)
+    n = math.prod(shape[d] for d in axes)
+    out_shape = tuple(1 if d in axes else s for d, s in enumerate(shape)) if keepdims else \
+        tuple(s for d, s in enumerate(shape) if d not in axes)
+    if n == 0 and not op.identity:
+        raise ValueError(f"{op.name}: zero-size reduction (axes {axes} of shape {shape}) has no identity")
+    x = a if host is None else asarray(host, in_dtype)
+    den = builtins.max(n - ddof, 0.0) if op.welford else n
+    if op.welford and len(_steps(shape, axes)) > 1:
+        out = _var_two_pass(x, axes, op, den)
+    else:
+        out = _chain(x, axes, op, acc, out_dtype, den)
+    return out.reshape(out_shape)
+
+
+def sum(a, axis=None, dtype=None, keepdims=False) -> Array:
+    """numpy.sum; integer sums wrap modulo 2**32 (numpy would widen to int64), bool counts in int32."""
+    return _reduce(_SUM, a, axis, keepdims, dtype)
+
+
+def prod(a, axis=None, dtype=None, keepdims=False) -> Array:
+    """numpy.prod; integer products wrap modulo 2**32."""
+    return _reduce(_PROD, a, axis, keepdims, dtype)
+
+
+def max(a, axis=None, keepdims=False) -> Array:
+    """numpy.max: NaN propagates; a zero-size reduction raises ValueError."""
+    return _reduce(_MAX, a, axis, keepdims)
+
+
+def min(a, axis=None, keepdims=False) -> Array:
+    """numpy.min: NaN propagates; a zero-size reduction raises ValueError."""
+    return _reduce(_MIN, a, axis, keepdims)
+
+
+amax = max
+amin = min
+
+
+def argmax(a, axis=None, keepdims=False) -> Array:
+    """numpy.argmax (int32 indices): the first NaN, else the first maximum; axis None flattens."""
+    return _reduce(_ARGMAX, a, axis, keepdims)
+
+
+def argmin(a, axis=None, keepdims=False) -> Array:
+    """numpy.argmin (int32 indices): the first NaN, else the first minimum; axis None flattens."""
+    return _reduce(_ARGMIN, a, axis, keepdims)
+
+
+def mean(a, axis=None, dtype=None, keepdims=False) -> Array:
+    """numpy.mean in float32; the mean of nothing is nan."""
+    return _reduce(_MEAN, a, axis, keepdims, dtype)
+
+
+def var(a, axis=None, dtype=None, ddof=0, keepdims=False) -> Array:
+    """numpy.var in float32: Welford/Chan states in one pass (two stable passes for non-adjacent axes)."""
+    return _reduce(_VAR, a, axis, keepdims, dtype, ddof)
+
+
+def std(a, axis=None, dtype=None, ddof=0, keepdims=False) -> Array:
+    """numpy.std: the square root of var."""
+    return _reduce(_STD, a, axis, keepdims, dtype, ddof)
+
+
+def all(a, axis=None, keepdims=False) -> Array:
+    """numpy.all: a bool array; True for an empty reduction."""
+    return _reduce(_ALL, a, axis, keepdims)
+
+
+def any(a, axis=None, keepdims=False) -> Array:
+    """numpy.any: a bool array; False for an empty reduction."""
+    return _reduce(_ANY, a, axis, keepdims)

@@ -1,0 +1,351 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : enable
+#include "lib/common.glsl"
+#include "lib/workgroup.glsl"
+// @variants ?BACKWARD ?RMS ?HAS_W ?HAS_B ?VEC4 N=0|2
+// @variants BACKWARD|HAS_W VEC4 N=2 SG_ROWS SG_MIN=4 SG_CAP=64 +subgroup
+// Layer norm / RMS norm over rows of length D, forward and backward (ops/layernorm.py plans it).
+//
+// Defines:
+//   BACKWARD   the vjp: dx, plus per-workgroup partial column sums of dweight / dbias
+//   RMS        RMS norm (no mean); else layer norm
+//   HAS_W      a weight: forward scales by it; backward multiplies dy by it and sums dweight
+//   HAS_B      forward: adds a bias; backward: sums dbias
+//   VEC4       rows are vec4s (D % 4 == 0 and every offset 4-aligned); else floats
+//   N          vectors per invocation held in registers (the row fits: N * lanes >= DV);
+//              0: the row streams from memory (long rows), one pass per statistic
+//   SG_ROWS    a subgroup per row (needs subgroup arithmetic, N > 0); else a workgroup per row
+//   SG_MIN     SG_ROWS: the smallest subgroup size N was planned for
+//   SG_CAP     SG_ROWS backward: vectors of shared memory to combine the subgroups' partials
+//
+// Bindings: 0 x, 1 weight, 2 forward: bias / backward: dy, 3 forward: y / backward: dx,
+//           4 backward: partial sums, [k][workgroup][PS] with k = dweight, dbias (those present).
+// Push constants (offsets in vectors):
+layout(push_constant) uniform Push {
+    uint rows;     // number of rows
+    uint dv;       // vectors per row
+    float inv_d;   // 1 / D
+    float eps;
+    uint x_off;
+    uint w_off;
+    uint b_off;    // forward: bias; backward: dy
+    uint y_off;    // forward: y; backward: dx
+    uint ps;       // backward: partial row stride (vectors)
+    uint kstride;  // backward: partial stride between dweight and dbias (vectors)
+} p;
+
+#ifdef VEC4
+#define VT vec4
+float hsum(vec4 v) { return (v.x + v.y) + (v.z + v.w); }
+#else
+#define VT float
+float hsum(float v) { return v; }
+#endif
+
+layout(std430, binding = 0) restrict readonly buffer X { VT x_[]; };
+layout(std430, binding = 1) restrict readonly buffer W { VT w_[]; };
+layout(std430, binding = 2) restrict readonly buffer B { VT b_[]; };
+layout(std430, binding = 3) restrict writeonly buffer Y { VT y_[]; };
+
+#if defined(BACKWARD) && (defined(HAS_W) || defined(HAS_B))
+#define ACCUMULATE
+layout(std430, binding = 4) restrict buffer Part { VT part_[]; };
+#ifdef HAS_W
+#define KB 1u  // slot of dbias
+#else
+#define KB 0u
+#endif
+#endif
+
+#ifdef SG_ROWS
+#ifndef HAS_SUBGROUP_ARITHMETIC
+#error "SG_ROWS needs subgroup arithmetic"
+#endif
+#if N == 0
+#error "SG_ROWS needs N > 0"
+#endif
+// One row per subgroup: lanes are the subgroup's, the row sum is a subgroup sum.
+#define ROW_SUM(v) subgroupAdd(v)
+#define LANE gl_SubgroupInvocationID
+#define LANES gl_SubgroupSize
+#define WORKER (gl_WorkGroupID.x * gl_NumSubgroups + gl_SubgroupID)
+#define WORKERS (gl_NumWorkGroups.x * gl_NumSubgroups)
+// N was sized for subgroups of at least SG_MIN lanes. Checking it also makes the shader differ per
+// subgroup size: lavapipe's shader disk cache (Mesa 22.3) was seen to hand a subgroup kernel
+// compiled under one LP_NATIVE_VECTOR_WIDTH to another width, where only part of the lanes ran.
+#define CHECK_SUBGROUP_SIZE() if (gl_SubgroupSize < SG_MIN) return
+#else
+#define CHECK_SUBGROUP_SIZE()
+// One row per workgroup: the row sum is the library's workgroup reduce (any subgroup size,
+// shared-memory fallback without subgroup arithmetic).
+#define ROW_SUM(v) wg_reduce_add(v)
+#define LANE gl_LocalInvocationIndex
+#define LANES WG_SIZE
+#define WORKER gl_WorkGroupID.x
+#define WORKERS gl_NumWorkGroups.x
+#endif
+
+#ifndef BACKWARD
+// ------------------------------------------------------------------------------- forward
+VT normalize(VT v, float mean, float rstd, uint i) {
+    VT y = (v - mean) * rstd;
+#ifdef HAS_W
+    y *= w_[p.w_off + i];
+#endif
+#ifdef HAS_B
+    y += b_[p.b_off + i];
+#endif
+    return y;
+}
+
+void main() {
+    CHECK_SUBGROUP_SIZE();
+    const uint lane = LANE, lanes = LANES;
+    for (uint row = WORKER; row < p.rows; row += WORKERS) {
+        const uint xb = p.x_off + row * p.dv, yb = p.y_off + row * p.dv;
+#if N > 0
+        VT v[N];
+        float s = 0.0;
+        [[unroll]] for (uint j = 0u; j < N; ++j) {
+            const uint i = j * lanes + lane;
+            const VT t = x_[xb + min(i, p.dv - 1u)];
+            v[j] = i < p.dv ? t : VT(0.0);
+#ifdef RMS
+            s += hsum(v[j] * v[j]);
+#else
+            s += hsum(v[j]);
+#endif
+        }
+#ifdef RMS
+        const float mean = 0.0;
+        const float q = s;
+#else
+        const float mean = ROW_SUM(s) * p.inv_d;
+        float q = 0.0;  // second pass over the registers: sum of squared deviations
+        [[unroll]] for (uint j = 0u; j < N; ++j) {
+            const uint i = j * lanes + lane;
+            const VT c = i < p.dv ? v[j] - mean : VT(0.0);
+            q += hsum(c * c);
+        }
+#endif
+        const float rstd = inversesqrt(ROW_SUM(q) * p.inv_d + p.eps);
+        [[unroll]] for (uint j = 0u; j < N; ++j) {
+            const uint i = j * lanes + lane;
+            const VT y = normalize(v[j], mean, rstd, min(i, p.dv - 1u));
+            if (i < p.dv) y_[yb + i] = y;
+        }
+#else  // N == 0: the row does not fit in registers; stream it (later passes mostly hit cache)
+#ifdef RMS
+        const float mean = 0.0;
+#else
+        float s = 0.0;
+        for (uint i = lane; i < p.dv; i += lanes) s += hsum(x_[xb + i]);
+        const float mean = ROW_SUM(s) * p.inv_d;
+#endif
+        float q = 0.0;
+        for (uint i = lane; i < p.dv; i += lanes) {
+            const VT c = x_[xb + i] - mean;
+            q += hsum(c * c);
+        }
+        const float rstd = inversesqrt(ROW_SUM(q) * p.inv_d + p.eps);
+        for (uint i = lane; i < p.dv; i += lanes) y_[yb + i] = normalize(x_[xb + i], mean, rstd, i);
+#endif
+    }
+}
+
+#else
+// ------------------------------------------------------------------------------ backward
+// With xc = x - mean (x for RMS), rstd = 1 / sqrt(mean(xc^2) + eps), xhat = xc * rstd, g = dy * w:
+//   layer norm: dx = rstd * (g - mean(g) - xhat * mean(g * xhat))
+//   RMS norm:   dx = rstd * (g - xhat * mean(g * xhat))
+//   dweight = sum over rows of dy * xhat; dbias = sum over rows of dy.
+// mean(g * xhat) = rstd * mean(g * xc), so one pass gives every statistic once the mean is known.
+
+VT weighted(VT dy, uint i) {
+#ifdef HAS_W
+    return dy * w_[p.w_off + i];
+#else
+    return dy;
+#endif
+}
+
+// The three sums of a row that follow the mean, at once.
+#if defined(SG_ROWS)
+vec3 row_sum3(vec3 v) { return subgroupAdd(v); }
+#elif defined(HAS_SUBGROUP_ARITHMETIC)
+// Subgroup sums, then every invocation adds the subgroups' in the same order (2 barriers, where
+// three wg_reduce_add would take 9).
+shared vec3 red3[SUBGROUP_SLOTS];
+vec3 row_sum3(vec3 v) {
+    v = subgroupAdd(v);
+    if (subgroupElect()) red3[gl_SubgroupID] = v;
+    barrier();
+    vec3 t = vec3(0.0);
+    for (uint s = 0u; s < gl_NumSubgroups; ++s) t += red3[s];
+    barrier();
+    return t;
+}
+#else
+vec3 row_sum3(vec3 v) { return vec3(wg_reduce_add(v.x), wg_reduce_add(v.y), wg_reduce_add(v.z)); }
+#endif
+
+#if defined(ACCUMULATE) && defined(SG_ROWS)
+// The subgroups of a workgroup add their partials here, one after another.
+shared VT comb[SG_CAP];
+#endif
+
+void main() {
+    CHECK_SUBGROUP_SIZE();
+    const uint lane = LANE, lanes = LANES;
+#if N > 0
+    // This invocation's columns are the same in every row: its weights stay in registers.
+#ifdef HAS_W
+    VT wr[N];
+    [[unroll]] for (uint j = 0u; j < N; ++j) wr[j] = w_[p.w_off + min(j * lanes + lane, p.dv - 1u)];
+#define G(j) (dyv[j] * wr[j])
+#else
+#define G(j) dyv[j]
+#endif
+#endif
+#if N > 0 && defined(ACCUMULATE)
+#ifdef HAS_W
+    VT dw[N];
+    [[unroll]] for (uint j = 0u; j < N; ++j) dw[j] = VT(0.0);
+#endif
+#ifdef HAS_B
+    VT db[N];
+    [[unroll]] for (uint j = 0u; j < N; ++j) db[j] = VT(0.0);
+#endif
+#endif
+#if N == 0 && defined(ACCUMULATE)
+    // Streaming: this workgroup's partial row lives in memory; each invocation owns its columns.
+    const uint pb = gl_WorkGroupID.x * p.ps;
+    for (uint i = lane; i < p.dv; i += lanes) {
+#ifdef HAS_W
+        part_[pb + i] = VT(0.0);
+#endif
+#ifdef HAS_B
+        part_[KB * p.kstride + pb + i] = VT(0.0);
+#endif
+    }
+#endif
+
+    for (uint row = WORKER; row < p.rows; row += WORKERS) {
+        const uint xb = p.x_off + row * p.dv, gb = p.b_off + row * p.dv, ob = p.y_off + row * p.dv;
+#if N > 0
+        VT xv[N], dyv[N];
+        [[unroll]] for (uint j = 0u; j < N; ++j) {
+            const uint i = j * lanes + lane, ic = min(i, p.dv - 1u);
+            const VT tx = x_[xb + ic], tg = b_[gb + ic];
+            xv[j] = i < p.dv ? tx : VT(0.0);
+            dyv[j] = i < p.dv ? tg : VT(0.0);
+        }
+#ifdef RMS
+        const float mean = 0.0;
+#else
+        float s = 0.0;
+        [[unroll]] for (uint j = 0u; j < N; ++j) s += hsum(xv[j]);
+        const float mean = ROW_SUM(s) * p.inv_d;
+#endif
+        float q = 0.0, sg = 0.0, sgx = 0.0;
+        [[unroll]] for (uint j = 0u; j < N; ++j) {
+            const uint i = j * lanes + lane;
+            // padding lanes hold x = dy = 0: only xc needs masking
+            const VT xc = i < p.dv ? xv[j] - mean : VT(0.0);
+            const VT g = G(j);
+            q += hsum(xc * xc);
+            sg += hsum(g);
+            sgx += hsum(g * xc);
+        }
+#else
+#ifdef RMS
+        const float mean = 0.0;
+#else
+        float s = 0.0;
+        for (uint i = lane; i < p.dv; i += lanes) s += hsum(x_[xb + i]);
+        const float mean = ROW_SUM(s) * p.inv_d;
+#endif
+        float q = 0.0, sg = 0.0, sgx = 0.0;
+        for (uint i = lane; i < p.dv; i += lanes) {
+            const VT xc = x_[xb + i] - mean;
+            const VT g = weighted(b_[gb + i], i);
+            q += hsum(xc * xc);
+            sg += hsum(g);
+            sgx += hsum(g * xc);
+        }
+#endif
+        const vec3 sums = row_sum3(vec3(q, sg, sgx)) * p.inv_d;
+        const float rstd = inversesqrt(sums.x + p.eps);
+#ifdef RMS
+        const float mg = 0.0;
+#else
+        const float mg = sums.y;
+#endif
+        const float c2 = sums.z * rstd * rstd;
+#if N > 0
+        [[unroll]] for (uint j = 0u; j < N; ++j) {
+            const uint i = j * lanes + lane;
+            const VT xc = xv[j] - mean;
+            const VT dx = rstd * (G(j) - mg - xc * c2);
+            if (i < p.dv) y_[ob + i] = dx;
+#ifdef HAS_W
+            dw[j] += dyv[j] * (xc * rstd);  // dy = 0 on padding lanes
+#endif
+#ifdef HAS_B
+            db[j] += dyv[j];
+#endif
+        }
+#else
+        for (uint i = lane; i < p.dv; i += lanes) {
+            const VT xc = x_[xb + i] - mean;
+            const VT dy = b_[gb + i];
+            y_[ob + i] = rstd * (weighted(dy, i) - mg - xc * c2);
+#ifdef HAS_W
+            part_[pb + i] += dy * (xc * rstd);
+#endif
+#ifdef HAS_B
+            part_[KB * p.kstride + pb + i] += dy;
+#endif
+        }
+#endif
+    }
+
+#if N > 0 && defined(ACCUMULATE)
+#ifdef SG_ROWS
+    // Add the subgroups' partials in shared memory, then the workgroup writes its partial row.
+#define COMBINE_AND_STORE(acc, k)                                                         \
+    for (uint s = 0u; s < gl_NumSubgroups; ++s) {                                         \
+        if (gl_SubgroupID == s) {                                                         \
+            [[unroll]] for (uint j = 0u; j < N; ++j) {                                    \
+                const uint i = j * lanes + lane;                                          \
+                if (i < p.dv) comb[i] = (s == 0u ? VT(0.0) : comb[i]) + acc[j];           \
+            }                                                                             \
+        }                                                                                 \
+        barrier();                                                                        \
+    }                                                                                     \
+    for (uint i = gl_LocalInvocationIndex; i < p.dv; i += WG_SIZE)                       \
+        part_[(k) * p.kstride + gl_WorkGroupID.x * p.ps + i] = comb[i];                   \
+    barrier();
+#ifdef HAS_W
+    COMBINE_AND_STORE(dw, 0u)
+#endif
+#ifdef HAS_B
+    COMBINE_AND_STORE(db, KB)
+#endif
+#else
+    [[unroll]] for (uint j = 0u; j < N; ++j) {
+        const uint i = j * lanes + lane;
+        if (i < p.dv) {
+#ifdef HAS_W
+            part_[gl_WorkGroupID.x * p.ps + i] = dw[j];
+#endif
+#ifdef HAS_B
+            part_[KB * p.kstride + gl_WorkGroupID.x * p.ps + i] = db[j];
+#endif
+        }
+    }
+#endif
+#endif
+}
+#endif
