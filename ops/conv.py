@@ -1,2 +1,730 @@
-"""(placeholder: being written)"""
-__all__: list = []
+"""N-d convolution, forward and both backward passes, by implicit GEMM on Vulkan compute.
+
+torch.nn.functional's signatures and layout: input (N, C_in, *spatial), weight (C_out, C_in/groups,
+*kernel) for convN and (C_in, C_out/groups, *kernel) for conv_transposeN; float32 only.
+
+Everything is one general convolution (as MLX's conv_general): stride, low/high padding (negative
+crops), kernel dilation, input dilation (zeros inserted between input elements), groups and flip
+(a true convolution instead of cross-correlation), all by index math in the kernels, never by
+copies. The weight is read through strides, so the channel-transposed weight of a backward-input
+pass or of a transposed convolution is read in place.
+
+Kernels (shaders/ops/):
+  conv_gemm.comp    forward: rows (batch, output position) x output channels over (input channel,
+                    tap); tiles gathered into shared memory, a register block per invocation.
+                    Gathers: channel-chunked at one tap (wide channels; 1x1 stride 1 is a plain
+                    GEMM), flat (few channels per group), and flat through a shared-memory table
+                    of (channel, tap) offsets (a first layer with C_in <= 4).
+  conv_direct.comp  one output per invocation: depthwise and other tiny per-group channel counts.
+  conv_wgrad.comp   backward-weight: (input channel, tap) x output channels over (batch, output
+                    position), the reduction split across workgroups into partial sums.
+  conv_reduce.comp  the split partial sums, and the bias gradient.
+Backward-input is a forward convolution of the cotangent: the flipped, channel-transposed weight,
+input dilation = the forward stride, stride = the forward input dilation. Where input dilation
+meets stride 1 (backward-input of a strided convolution, a transposed convolution), conv_gemm
+splits the outputs by phase (position mod dilation) and reduces over only the taps that meet
+input elements, not the inserted zeros.
+
+Plans (path, tiles, split count) are cached per (geometry, device, config) in an LRU.
+VKBACKEND_CONV_CONFIG overrides them for tuning, e.g. "BM=128,BN=64,BK=8,TM=8,TN=4" or
+"fwd.path=direct,wgrad.splits=16"; keys: path (gemm|direct), gather (uniform|flat|table),
+phased (0|1), BM, BN, BK, TM, TN (powers of two; TM, TN multiples of 4), splits, gridx (cap on
+grid x: the kernels loop), optionally prefixed with fwd. (forward and backward-input) or wgrad.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import numbers
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import dtypes, runtime
+from ..array import Array
+from ..primitives.creation import asarray, zeros
+from ..primitives.launch import groups_for
+
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+           "conv_general", "conv_vjp", "conv_transpose_vjp", "conv_general_vjp"]
+
+_MAXD = 3
+
+
+# ----------------------------------------------------------------------------------------------
+# argument checking (all of it before any GPU work)
+# ----------------------------------------------------------------------------------------------
+def _shape_of(x, name: str, fn: str) -> tuple:
+    """The shape of an operand; TypeError unless it is float32 (a vk.Array or a numpy array)."""
+    if isinstance(x, Array):
+        dt = x.dtype
+    elif isinstance(x, (np.ndarray, np.generic)):
+        dt = x.dtype
+    else:
+        raise TypeError(f"{fn}: {name} must be a vk.Array or a numpy array, got {type(x).__name__}")
+    if np.dtype(dt) != dtypes.float32:
+        raise TypeError(f"{fn}: {name} has dtype {dt}; convolutions support float32 only "
+                        "(cast with .astype(np.float32))")
+    return tuple(x.shape)
+
+
+def _as_array(x) -> Array:
+    return x if isinstance(x, Array) else asarray(np.ascontiguousarray(x, np.float32))
+
+
+def _ints(v, nd: int, name: str, fn: str, minimum=None) -> tuple:
+    """An int or a sequence of nd ints, as an nd-tuple; checked against `minimum`."""
+    def one(e):
+        if isinstance(e, (bool, np.bool_)) or not isinstance(e, (numbers.Integral, np.integer)):
+            raise TypeError(f"{fn}: {name} must be an int or a tuple of {nd} ints, got {v!r}")
+        return int(e)
+    if isinstance(v, (numbers.Integral, np.integer)) and not isinstance(v, (bool, np.bool_)):
+        vals = (int(v),) * nd
+    elif isinstance(v, (tuple, list)):
+        if len(v) != nd:
+            raise ValueError(f"{fn}: {name} needs {nd} value(s) (one per spatial dimension), got {v!r}")
+        vals = tuple(one(e) for e in v)
+    else:
+        raise TypeError(f"{fn}: {name} must be an int or a tuple of {nd} ints, got {v!r}")
+    if minimum is not None and any(e < minimum for e in vals):
+        raise ValueError(f"{fn}: {name} must be >= {minimum}, got {v!r}")
+    return vals
+
+
+def _groups(groups, fn: str) -> int:
+    if isinstance(groups, (bool, np.bool_)) or not isinstance(groups, (numbers.Integral, np.integer)):
+        raise TypeError(f"{fn}: groups must be an int, got {groups!r}")
+    if groups < 1:
+        raise ValueError(f"{fn}: groups must be >= 1, got {groups}")
+    return int(groups)
+
+
+@dataclass(frozen=True)
+class _Geom:
+    """One general convolution, padded to 3 spatial axes with leading unit axes."""
+    nd: int
+    n: int
+    cin: int
+    cout: int
+    groups: int
+    si: tuple
+    so: tuple
+    k: tuple
+    st: tuple
+    kd: tuple
+    id: tuple
+    pl: tuple
+    flip: bool
+    wstrides: tuple  # (W_G, W_J, W_C): weight element of (group, out channel, in channel, tap 0)
+
+    @property
+    def cig(self) -> int:
+        return self.cin // self.groups
+
+    @property
+    def cog(self) -> int:
+        return self.cout // self.groups
+
+    @property
+    def kp(self) -> int:
+        return math.prod(self.k)
+
+    @property
+    def ktot(self) -> int:
+        return self.cig * self.kp
+
+    @property
+    def rows(self) -> int:
+        return self.n * math.prod(self.so)
+
+    def out_shape(self) -> tuple:
+        return (self.n, self.cout) + self.so[_MAXD - self.nd:]
+
+    def weight_size(self) -> int:
+        return self.cout * self.cig * self.kp
+
+    def flops(self) -> int:
+        return 2 * self.rows * self.cout * self.ktot
+
+    def spec(self, split_steps: int = 1, splits: int = 1) -> tuple:
+        return (self.n, self.cin, self.cout, self.groups, self.cig, self.cog, *self.si, *self.so, *self.k,
+                *self.st, *self.kd, *self.id, *(p & 0xFFFFFFFF for p in self.pl), int(self.flip),
+                *self.wstrides, split_steps, splits)
+
+    def backward_input(self) -> "_Geom":
+        """The convolution of the cotangent that gives the input gradient: channels swap roles,
+        the weight is read transposed (W_J <-> W_C) and mirrored, the forward stride becomes an
+        input dilation and the forward input dilation a stride."""
+        pl = tuple(d * (k - 1) - p for d, k, p in zip(self.kd, self.k, self.pl))
+        wg, wj, wc = self.wstrides
+        return _Geom(self.nd, self.n, self.cout, self.cin, self.groups, self.so, self.si, self.k, self.id,
+                     self.kd, self.st, pl, not self.flip, (wg, wc, wj))
+
+
+def _pad3(t: tuple, fill: int) -> tuple:
+    return (fill,) * (_MAXD - len(t)) + tuple(t)
+
+
+def _geometry(fn, xshape, wshape, nd, stride, plo, phi, kd, idil, groups, flip, transposed_weight):
+    """Check shapes against parameters and build the geometry (ValueError naming the culprit)."""
+    if len(wshape) != nd + 2:
+        raise ValueError(f"{fn}: weight must have {nd + 2} dimensions, got shape {wshape}")
+    if len(xshape) != nd + 2:
+        raise ValueError(f"{fn}: input must have {nd + 2} dimensions (batch, channels, {nd} spatial), "
+                         f"got shape {xshape}")
+    n, cin = xshape[0], xshape[1]
+    spatial, kernel = tuple(xshape[2:]), tuple(wshape[2:])
+    if cin < 1 or any(s < 1 for s in spatial):
+        raise ValueError(f"{fn}: input has an empty channel or spatial dimension: shape {xshape}")
+    if any(k < 1 for k in kernel) or wshape[0] < 1 or wshape[1] < 1:
+        raise ValueError(f"{fn}: weight has an empty dimension: shape {wshape}")
+    if cin % groups:
+        raise ValueError(f"{fn}: input channels ({cin}) not divisible by groups ({groups})")
+    if transposed_weight:  # (C_in, C_out / groups, *k)
+        if wshape[0] != cin:
+            raise ValueError(f"{fn}: weight's first dimension ({wshape[0]}) must equal the input "
+                             f"channels ({cin})")
+        cog = wshape[1]
+        cout = cog * groups
+        cig = cin // groups
+        wstr = (cig * cog * math.prod(kernel), math.prod(kernel), cog * math.prod(kernel))
+    else:  # (C_out, C_in / groups, *k)
+        cout, cig = wshape[0], wshape[1]
+        if cout % groups:
+            raise ValueError(f"{fn}: output channels ({cout}) not divisible by groups ({groups})")
+        if cig * groups != cin:
+            raise ValueError(f"{fn}: weight expects {cig} input channels per group (C_in = "
+                             f"{cig * groups} with groups={groups}) but the input has {cin}")
+        cog = cout // groups
+        kpn = math.prod(kernel)
+        wstr = (cog * cig * kpn, cig * kpn, kpn)
+    so = []
+    for d in range(nd):
+        eff_in = (spatial[d] - 1) * idil[d] + 1 + plo[d] + phi[d]
+        eff_k = (kernel[d] - 1) * kd[d] + 1
+        if eff_in < eff_k:
+            raise ValueError(f"{fn}: kernel size {eff_k} (with dilation) is larger than the padded input "
+                             f"size {eff_in} along spatial dimension {d}")
+        so.append((eff_in - eff_k) // stride[d] + 1)
+    return _Geom(nd, n, cin, cout, groups, _pad3(spatial, 1), _pad3(tuple(so), 1), _pad3(kernel, 1),
+                 _pad3(stride, 1), _pad3(kd, 1), _pad3(idil, 1), _pad3(plo, 0), bool(flip), wstr)
+
+
+def _check_bias(bias, cout, fn):
+    if bias is None:
+        return
+    shape = _shape_of(bias, "bias", fn)
+    if shape != (cout,):
+        raise ValueError(f"{fn}: bias must have shape ({cout},) (the output channels), got {shape}")
+
+
+def _nd_of(weight, fn, nd=None) -> int:
+    wshape = _shape_of(weight, "weight", fn)
+    if nd is None:
+        nd = len(wshape) - 2
+        if not 1 <= nd <= _MAXD:
+            raise ValueError(f"{fn}: weight must have 3 to 5 dimensions (out, in, 1 to 3 kernel axes), "
+                             f"got shape {wshape}")
+    return nd
+
+
+def _batched(input, nd, fn):
+    """(shape with a batch axis, whether the caller gave an unbatched input)."""
+    xshape = _shape_of(input, "input", fn)
+    if len(xshape) == nd + 1:
+        return (1,) + xshape, True
+    if len(xshape) != nd + 2:
+        raise ValueError(f"{fn}: input must have {nd + 1} (unbatched) or {nd + 2} (batched) dimensions, "
+                         f"got shape {xshape}")
+    return xshape, False
+
+
+def _conv_params(fn, nd, wshape, stride, padding, dilation):
+    """torch's (stride, padding, dilation) -> (stride, padding_lo, padding_hi, dilation)."""
+    stride = _ints(stride, nd, "stride", fn, 1)
+    dilation = _ints(dilation, nd, "dilation", fn, 1)
+    if isinstance(padding, str):
+        if padding == "valid":
+            lo = hi = (0,) * nd
+        elif padding == "same":
+            if any(s != 1 for s in stride):
+                raise ValueError(f"{fn}: padding='same' is not supported for strided convolutions")
+            total = tuple(d * (k - 1) for d, k in zip(dilation, wshape[2:]))
+            lo = tuple(t // 2 for t in total)
+            hi = tuple(t - t // 2 for t in total)
+        else:
+            raise ValueError(f"{fn}: padding must be 'same', 'valid', an int or a tuple, got {padding!r}")
+    else:
+        lo = hi = _ints(padding, nd, "padding", fn, 0)
+    return stride, lo, hi, dilation
+
+
+# ----------------------------------------------------------------------------------------------
+# planning
+# ----------------------------------------------------------------------------------------------
+_KEYS = {"path", "gather", "phased", "BM", "BN", "BK", "TM", "TN", "splits", "gridx"}
+_WORDS = {"path": ("gemm", "direct"), "gather": ("uniform", "flat", "table")}
+
+
+@functools.lru_cache(maxsize=16)
+def _parse_config(raw: str) -> dict:
+    """VKBACKEND_CONV_CONFIG -> {"fwd": {...}, "wgrad": {...}}."""
+    out = {"fwd": {}, "wgrad": {}}
+    for item in filter(None, (s.strip() for s in raw.replace(";", ",").split(","))):
+        if "=" not in item:
+            raise ValueError(f"VKBACKEND_CONV_CONFIG: expected key=value, got {item!r}")
+        key, value = (s.strip() for s in item.split("=", 1))
+        kinds = ("fwd", "wgrad")
+        if "." in key:
+            prefix, key = key.split(".", 1)
+            if prefix not in kinds:
+                raise ValueError(f"VKBACKEND_CONV_CONFIG: unknown prefix {prefix!r} (fwd or wgrad)")
+            kinds = (prefix,)
+        if key not in _KEYS:
+            raise ValueError(f"VKBACKEND_CONV_CONFIG: unknown key {key!r}; expected one of {sorted(_KEYS)}")
+        if key in _WORDS:
+            if value not in _WORDS[key]:
+                raise ValueError(f"VKBACKEND_CONV_CONFIG: {key} must be one of {_WORDS[key]}, got {value!r}")
+        else:
+            try:
+                value = int(value)
+            except ValueError:
+                raise ValueError(f"VKBACKEND_CONV_CONFIG: {key} needs an integer, got {value!r}") from None
+        for k in kinds:
+            out[k][key] = value
+    return out
+
+
+def _device_key(dev) -> tuple:
+    return (dev.name, dev.is_software, dev.max_shared_memory, dev.max_workgroup_invocations,
+            tuple(dev.max_workgroup_count), dev.subgroup_size, dev.min_subgroup_size)
+
+
+def _pow2(x: int) -> bool:
+    return x > 0 and x & (x - 1) == 0
+
+
+def _shared_bytes(kind, bm, bn, bk, table=0) -> int:
+    if kind == "wgrad":
+        return 2 * bk * (bm + bn + 8) * 4
+    return 2 * bk * (bm + bn + 4) * 4 + 8 * table
+
+
+def _check_tiles(kind, bm, bn, bk, tm, tn, devkey, table=0) -> int:
+    """Workgroup size of a tile configuration; ValueError when the kernels cannot run it."""
+    _, _, max_shared, max_inv, _, _, _ = devkey
+    what = {"fwd": "forward", "wgrad": "backward-weight"}[kind]
+    if not (tm % 4 == 0 and tn % 4 == 0 and all(map(_pow2, (bm, bn, bk, tm, tn))) and bm >= tm and bn >= tn):
+        raise ValueError(f"conv {what} tiles BM={bm} BN={bn} BK={bk} TM={tm} TN={tn}: need powers of two, "
+                         "TM and TN multiples of 4, BM >= TM, BN >= TN")
+    nt = (bm // tm) * (bn // tn)
+    if nt > max_inv:
+        raise ValueError(f"conv {what} tiles BM={bm} BN={bn} TM={tm} TN={tn}: a workgroup of {nt} exceeds "
+                         f"the device's {max_inv}")
+    if kind == "fwd" and nt // min(bm, nt) > bk:
+        raise ValueError(f"conv {what} tiles: BK={bk} too small for {nt} invocations over BM={bm}")
+    shared = _shared_bytes(kind, bm, bn, bk, table)
+    if shared > max_shared:
+        raise ValueError(f"conv {what} tiles BM={bm} BN={bn} BK={bk}: {shared} bytes of shared memory "
+                         f"exceed the device's {max_shared}")
+    return nt
+
+
+# Register blocks by tile (BM, BN) -> (TM, TN) and a rough relative efficiency per FMA (larger
+# blocks reuse each shared-memory read more). Tiles of 256 invocations except the smallest.
+_CANDIDATES = [
+    (128, 128, 8, 8, 1.00),
+    (128, 64, 8, 4, 0.90),
+    (64, 128, 4, 8, 0.90),
+    (64, 64, 4, 4, 0.70),
+    (128, 32, 8, 4, 0.80),
+    (64, 32, 4, 4, 0.65),
+    (128, 16, 4, 4, 0.60),
+    (256, 8, 8, 4, 0.50),
+    (256, 4, 4, 4, 0.35),
+    (32, 32, 4, 4, 0.45),
+]
+_SM_ESTIMATE = 132  # Vulkan does not report multiprocessors; a large discrete GPU (H100 SXM)
+
+
+def _default_tiles(kind: str, rows: int, cols: int, batches: int, red: int, devkey) -> tuple:
+    """(BM, BN, BK, TM, TN) for a GEMM of rows x cols over `red` (per group), `batches` times.
+
+    Forward: the candidate with the least estimated time, (tiles per multiprocessor) x tile work /
+    efficiency. Backward-weight splits its reduction to fill the device, so there only the padding
+    waste / efficiency counts."""
+    if devkey[1]:
+        # lavapipe runs each invocation as a SIMD lane and switches at every barrier: small tiles.
+        bn = 4
+        while bn < min(cols, 32):
+            bn *= 2
+        return 32, bn, 8, 4, 4
+    best = None
+    for bm, bn, tm, tn, eff in _CANDIDATES:
+        if bn > 4 and bn // 2 >= cols:   # a narrower candidate covers the columns
+            continue
+        if kind == "wgrad":
+            cost = -(-rows // bm) * bm * -(-cols // bn) * bn / eff
+        else:
+            tiles = -(-rows // bm) * -(-cols // bn) * batches
+            cost = -(-tiles // _SM_ESTIMATE) * bm * bn / eff
+        if best is None or cost < best[0]:
+            best = (cost, bm, bn, tm, tn)
+    _, bm, bn, tm, tn = best
+    bk = 16 if red >= 64 else 8
+    while _shared_bytes(kind, bm, bn, bk, 0) > devkey[2] and bk > 4:
+        bk //= 2
+    return bm, bn, bk, tm, tn
+
+
+@dataclass(frozen=True)
+class _Plan:
+    shader: str
+    defines: tuple
+    workgroup: int
+    spec: tuple
+    grid: tuple
+    splits: int = 1
+    flops: int = 0
+
+
+def _tiles_with_override(kind, cfg, rows, cols, batches, red, devkey, table=0):
+    bm, bn, bk, tm, tn = _default_tiles(kind, rows, cols, batches, red, devkey)
+    bm, bn, bk = cfg.get("BM", bm), cfg.get("BN", bn), cfg.get("BK", bk)
+    tm, tn = cfg.get("TM", min(tm, bm)), cfg.get("TN", min(tn, bn))
+    nt = _check_tiles(kind, bm, bn, bk, tm, tn, devkey, table)
+    return bm, bn, bk, tm, tn, nt
+
+
+def _phases(geom: _Geom, cfg: dict) -> int:
+    """Phases (prod of the input dilation) when the phase split applies, else 1: stride 1, some
+    input dilation, and kernel dilation coprime with it on every axis."""
+    nph = math.prod(geom.id)
+    ok = (nph > 1 and all(s == 1 for s in geom.st)
+          and all(math.gcd(d, i) == 1 for d, i in zip(geom.kd, geom.id)))
+    return nph if ok and cfg.get("phased", 1) else 1
+
+
+@functools.lru_cache(maxsize=256)
+def _plan_forward(geom: _Geom, has_bias: bool, devkey: tuple, cfg_raw: str) -> _Plan:
+    cfg = _parse_config(cfg_raw)["fwd"]
+    max_count = devkey[4]
+    path = cfg.get("path")
+    if path is None:
+        path = "direct" if (geom.cig <= 4 and geom.cog <= 4) else "gemm"
+    nph = _phases(geom, cfg)
+    if geom.groups * nph > max_count[2]:
+        nph = 1
+    # Per phase: output positions and taps per axis, at most.
+    rows = geom.n * math.prod(-(-o // i) for o, i in zip(geom.so, geom.id)) if nph > 1 else geom.rows
+    kp = math.prod(-(-k // i) for k, i in zip(geom.k, geom.id)) if nph > 1 else geom.kp
+    if path == "gemm":
+        bm, bn, bk, tm, tn, nt = _tiles_with_override("fwd", cfg, rows, geom.cog, geom.groups * nph,
+                                                      geom.cig * kp, devkey)
+        ny = -(-geom.cog // bn)
+        if geom.groups > max_count[2] or ny > max_count[1]:
+            path = "direct"
+    if path == "direct":
+        wg = 64 if devkey[1] else 128
+        total = geom.n * geom.cout * math.prod(geom.so)
+        grid = (max(1, min(-(-total // wg), max_count[0], cfg.get("gridx", 65535))), 1, 1)
+        defines = (("HAS_BIAS", int(has_bias)),) + ((("NO_UNROLL", 1),) if devkey[1] else ())
+        return _Plan("ops/conv_direct.comp", defines, wg, geom.spec(), grid, flops=geom.flops())
+    steps_uniform = kp * -(-geom.cig // bk)
+    steps_flat = -(-(geom.cig * kp) // bk)
+    table_n = steps_flat * bk
+    table_ok = (nph == 1 and all(i == 1 for i in geom.id)
+                and all(d * (k - 1) < 1024 for d, k in zip(geom.kd, geom.k)) and table_n <= 2048)
+    gather = cfg.get("gather")
+    if gather is None:
+        if steps_uniform * 8 <= steps_flat * 9:
+            gather = "uniform"
+        else:
+            gather = "table" if table_ok else "flat"
+    if gather == "table" and not table_ok:
+        gather = "flat"  # the table needs no input dilation, taps < 1024, <= 2048 (channel, tap) pairs
+    if gather == "table":
+        _check_tiles("fwd", bm, bn, bk, tm, tn, devkey, table_n)
+    # Weight tile loads run along the smaller weight stride.
+    _, wj, wc = geom.wstrides
+    j_fast = wj < wc if gather == "uniform" else wj == 1
+    defines = (("BM", bm), ("BN", bn), ("BK", bk), ("TM", tm), ("TN", tn),
+               ("GATHER", {"flat": 0, "uniform": 1, "table": 2}[gather]), ("B_J_FAST", int(j_fast)),
+               ("HAS_BIAS", int(has_bias)))
+    if nph > 1:
+        defines += (("PHASED", 1),)
+    if gather == "table":
+        defines += (("TABLE_N", table_n),)
+    if devkey[1]:
+        defines += (("NO_UNROLL", 1),)
+    grid = (max(1, min(-(-rows // bm), max_count[0], cfg.get("gridx", max_count[0]))), ny, geom.groups * nph)
+    return _Plan("ops/conv_gemm.comp", defines, nt, geom.spec(), grid, flops=geom.flops())
+
+
+@functools.lru_cache(maxsize=256)
+def _plan_wgrad(geom: _Geom, devkey: tuple, cfg_raw: str) -> _Plan:
+    cfg = _parse_config(cfg_raw)["wgrad"]
+    max_count = devkey[4]
+    bm, bn, bk, tm, tn, nt = _tiles_with_override("wgrad", cfg, geom.ktot, geom.cog, geom.groups,
+                                                  geom.rows, devkey)
+    tiles = -(-geom.ktot // bm) * -(-geom.cog // bn) * geom.groups
+    if -(-geom.ktot // bm) > max_count[0] or -(-geom.cog // bn) > max_count[1]:
+        raise ValueError(f"conv backward-weight: {geom.ktot} x {geom.cog} weight tiles exceed the device's "
+                         f"dispatch limits {max_count}")
+    nsteps = max(1, -(-geom.rows // bk))
+    if "splits" in cfg:
+        splits = max(1, cfg["splits"])
+    else:
+        target = 8 if devkey[1] else 4 * _SM_ESTIMATE
+        splits = max(1, min(-(-target // tiles), nsteps // 16, 256))
+        # Partial sums: at most 64 MiB.
+        splits = max(1, min(splits, (64 << 20) // max(1, 4 * geom.weight_size())))
+    splits = max(1, min(splits, nsteps, max_count[2] // geom.groups))
+    split_steps = -(-nsteps // splits)
+    splits = -(-nsteps // split_steps)  # no empty splits
+    defines = (("BM", bm), ("BN", bn), ("BK", bk), ("TM", tm), ("TN", tn))
+    if devkey[1]:
+        defines += (("NO_UNROLL", 1),)
+    grid = (-(-geom.ktot // bm), -(-geom.cog // bn), geom.groups * splits)
+    if geom.groups * splits > max_count[2]:
+        raise ValueError(f"conv backward-weight: {geom.groups} groups exceed the device's dispatch limit "
+                         f"{max_count[2]}")
+    return _Plan("ops/conv_wgrad.comp", defines, nt, geom.spec(split_steps, splits), grid, splits, geom.flops())
+
+
+def plan(kind: str, geom: _Geom, has_bias: bool = False) -> _Plan:
+    """The cached plan of a pass ('forward' also serves backward-input) on the open device."""
+    dev = runtime.get().device
+    raw = os.environ.get("VKBACKEND_CONV_CONFIG", "")
+    if kind == "forward":
+        return _plan_forward(geom, has_bias, _device_key(dev), raw)
+    return _plan_wgrad(geom, _device_key(dev), raw)
+
+
+# ----------------------------------------------------------------------------------------------
+# recording
+# ----------------------------------------------------------------------------------------------
+def _record_forward(geom: _Geom, x: Array, w: Array, b: Array | None) -> Array:
+    y = Array.empty(geom.out_shape(), dtypes.float32)
+    if y.size == 0:
+        return y
+    rt = runtime.get()
+    p = plan("forward", geom, b is not None)
+    k = rt.kernel(p.shader, dict(p.defines), p.workgroup, p.spec)
+    bb = b if b is not None else w
+    push = [x.offset, w.offset, bb.offset, y.offset]
+    if p.shader == "ops/conv_direct.comp":
+        push.append(y.size)
+    k([x.buffer, w.buffer, bb.buffer, y.buffer], push, p.grid)
+    return y
+
+
+def _record_wgrad(geom: _Geom, x: Array, g: Array, wshape: tuple) -> Array:
+    if geom.n == 0:
+        return zeros(wshape, dtypes.float32)
+    dw = Array.empty(wshape, dtypes.float32)
+    rt = runtime.get()
+    p = plan("wgrad", geom)
+    k = rt.kernel(p.shader, dict(p.defines), p.workgroup, p.spec)
+    if p.splits == 1:
+        k([x.buffer, g.buffer, dw.buffer], [x.offset, g.offset, dw.offset], p.grid)
+        return dw
+    n = dw.size
+    part = Array.empty((p.splits * n,), dtypes.float32)
+    k([x.buffer, g.buffer, part.buffer], [x.offset, g.offset, part.offset], p.grid)
+    wg = 64 if rt.device.is_software else 256
+    red = rt.kernel("ops/conv_reduce.comp", {"MODE_SPLITS": 1}, wg)
+    red([part.buffer, dw.buffer], [n, p.splits, part.offset, dw.offset], (groups_for(n, wg),))
+    return dw
+
+
+def _record_bgrad(geom: _Geom, g: Array) -> Array:
+    if geom.n == 0:
+        return zeros((geom.cout,), dtypes.float32)
+    db = Array.empty((geom.cout,), dtypes.float32)
+    rt = runtime.get()
+    wg = 64 if rt.device.is_software else 256
+    red = rt.kernel("ops/conv_reduce.comp", {"MODE_BIAS": 1}, wg)
+    grid = (max(1, min(geom.cout, rt.device.max_workgroup_count[0])),)
+    red([g.buffer, db.buffer], [geom.n, geom.cout, math.prod(geom.so), g.offset, db.offset], grid)
+    return db
+
+
+# ----------------------------------------------------------------------------------------------
+# public API
+# ----------------------------------------------------------------------------------------------
+def conv_general(input, weight, stride=1, padding_lo=0, padding_hi=0, kernel_dilation=1,
+                 input_dilation=1, groups=1, flip=False, *, bias=None) -> Array:
+    """The general convolution (MLX's conv_general, in N, C, spatial layout).
+
+    input (N, C_in, *S), weight (C_out, C_in/groups, *K), 1 to 3 spatial axes. input_dilation
+    inserts input_dilation-1 zeros between neighbouring input elements; padding_lo/padding_hi
+    pad (or, negative, crop) each spatial axis; flip mirrors the kernel (a true convolution).
+    Output size per axis: ((S-1)*input_dilation + 1 + lo + hi - ((K-1)*kernel_dilation + 1)) // stride + 1.
+    """
+    fn = "conv_general"
+    nd = _nd_of(weight, fn)
+    xshape = _shape_of(input, "input", fn)
+    wshape = _shape_of(weight, "weight", fn)
+    groups = _groups(groups, fn)
+    stride = _ints(stride, nd, "stride", fn, 1)
+    lo = _ints(padding_lo, nd, "padding_lo", fn)
+    hi = _ints(padding_hi, nd, "padding_hi", fn)
+    kd = _ints(kernel_dilation, nd, "kernel_dilation", fn, 1)
+    idil = _ints(input_dilation, nd, "input_dilation", fn, 1)
+    if not isinstance(flip, (bool, np.bool_)):
+        raise TypeError(f"{fn}: flip must be a bool, got {flip!r}")
+    geom = _geometry(fn, xshape, wshape, nd, stride, lo, hi, kd, idil, groups, flip, False)
+    _check_bias(bias, geom.cout, fn)
+    return _record_forward(geom, _as_array(input), _as_array(weight),
+                           None if bias is None else _as_array(bias))
+
+
+def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
+    fn = f"conv{nd}d"
+    wshape = _shape_of(weight, "weight", fn)
+    if len(wshape) != nd + 2:
+        raise ValueError(f"{fn}: weight must have {nd + 2} dimensions (C_out, C_in/groups, {nd} kernel), "
+                         f"got shape {wshape}")
+    xshape, unbatched = _batched(input, nd, fn)
+    groups = _groups(groups, fn)
+    stride, lo, hi, dilation = _conv_params(fn, nd, wshape, stride, padding, dilation)
+    geom = _geometry(fn, xshape, wshape, nd, stride, lo, hi, dilation, (1,) * nd, groups, False, False)
+    _check_bias(bias, geom.cout, fn)
+    x = _as_array(input)
+    if unbatched:
+        x = x.reshape(xshape)
+    y = _record_forward(geom, x, _as_array(weight), None if bias is None else _as_array(bias))
+    return y.reshape(y.shape[1:]) if unbatched else y
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Array:
+    """torch.nn.functional.conv1d: input (N, C_in, L), weight (C_out, C_in/groups, K)."""
+    return _conv(1, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Array:
+    """torch.nn.functional.conv2d: input (N, C_in, H, W), weight (C_out, C_in/groups, kH, kW)."""
+    return _conv(2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Array:
+    """torch.nn.functional.conv3d: input (N, C_in, D, H, W), weight (C_out, C_in/groups, kD, kH, kW)."""
+    return _conv(3, input, weight, bias, stride, padding, dilation, groups)
+
+
+def _transpose_geom(fn, nd, xshape, wshape, stride, padding, output_padding, groups, dilation):
+    if len(wshape) != nd + 2:
+        raise ValueError(f"{fn}: weight must have {nd + 2} dimensions (C_in, C_out/groups, {nd} kernel), "
+                         f"got shape {wshape}")
+    groups = _groups(groups, fn)
+    stride = _ints(stride, nd, "stride", fn, 1)
+    padding = _ints(padding, nd, "padding", fn, 0)
+    output_padding = _ints(output_padding, nd, "output_padding", fn, 0)
+    dilation = _ints(dilation, nd, "dilation", fn, 1)
+    for op, s, d in zip(output_padding, stride, dilation):
+        if op >= s and op >= d:
+            raise ValueError(f"{fn}: output_padding ({output_padding}) must be smaller than either stride "
+                             f"({stride}) or dilation ({dilation})")
+    k = wshape[2:]
+    lo = tuple(d * (kk - 1) - p for d, kk, p in zip(dilation, k, padding))
+    hi = tuple(l + op for l, op in zip(lo, output_padding))
+    if len(xshape) == nd + 2 and xshape[1] != wshape[0]:
+        raise ValueError(f"{fn}: weight's first dimension ({wshape[0]}) must equal the input channels "
+                         f"({xshape[1]})")
+    if wshape[0] % groups:
+        raise ValueError(f"{fn}: input channels ({wshape[0]}) not divisible by groups ({groups})")
+    geom = _geometry(fn, xshape, wshape, nd, (1,) * nd, lo, hi, dilation, stride, groups, True, True)
+    return geom, (stride, padding, dilation, groups)
+
+
+def _conv_transpose(nd, input, weight, bias, stride, padding, output_padding, groups, dilation):
+    fn = f"conv_transpose{nd}d"
+    wshape = _shape_of(weight, "weight", fn)
+    xshape, unbatched = _batched(input, nd, fn)
+    geom, _ = _transpose_geom(fn, nd, xshape, wshape, stride, padding, output_padding, groups, dilation)
+    _check_bias(bias, geom.cout, fn)
+    x = _as_array(input)
+    if unbatched:
+        x = x.reshape(xshape)
+    y = _record_forward(geom, x, _as_array(weight), None if bias is None else _as_array(bias))
+    return y.reshape(y.shape[1:]) if unbatched else y
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1) -> Array:
+    """torch.nn.functional.conv_transpose1d: weight (C_in, C_out/groups, K)."""
+    return _conv_transpose(1, input, weight, bias, stride, padding, output_padding, groups, dilation)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1) -> Array:
+    """torch.nn.functional.conv_transpose2d: weight (C_in, C_out/groups, kH, kW)."""
+    return _conv_transpose(2, input, weight, bias, stride, padding, output_padding, groups, dilation)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1) -> Array:
+    """torch.nn.functional.conv_transpose3d: weight (C_in, C_out/groups, kD, kH, kW)."""
+    return _conv_transpose(3, input, weight, bias, stride, padding, output_padding, groups, dilation)
+
+
+def _vjp(fn, geom, xshape, wshape, input, weight, cotangent, input_grad, weight_grad, bias_grad):
+    gshape = _shape_of(cotangent, "cotangent", fn)
+    if gshape != geom.out_shape():
+        raise ValueError(f"{fn}: cotangent must have the output's shape {geom.out_shape()}, got {gshape}")
+    x, w, g = _as_array(input), _as_array(weight), _as_array(cotangent)
+    dx = _record_forward(geom.backward_input(), g, w, None).reshape(xshape) if input_grad else None
+    dw = _record_wgrad(geom, x, g, wshape) if weight_grad else None
+    if bias_grad:
+        return dx, dw, _record_bgrad(geom, g)
+    return dx, dw
+
+
+def conv_vjp(input, weight, cotangent, stride=1, padding=0, dilation=1, groups=1, *, input_grad=True,
+             weight_grad=True, bias_grad=False):
+    """Gradients of conv{1,2,3}d(input, weight, stride, padding, dilation, groups) for `cotangent`
+    (the output's gradient): (dinput, dweight), plus dbias with bias_grad=True; input_grad=False
+    or weight_grad=False skips that pass (None in its place). Recorded only, no host round trip:
+    backward-input is a convolution of the cotangent with the flipped, channel-transposed weight
+    read in place; backward-weight a GEMM over batch x output positions, split across workgroups."""
+    fn = "conv_vjp"
+    nd = _nd_of(weight, fn)
+    wshape = _shape_of(weight, "weight", fn)
+    xshape = _shape_of(input, "input", fn)
+    groups = _groups(groups, fn)
+    stride, lo, hi, dilation = _conv_params(fn, nd, wshape, stride, padding, dilation)
+    geom = _geometry(fn, xshape, wshape, nd, stride, lo, hi, dilation, (1,) * nd, groups, False, False)
+    return _vjp(fn, geom, xshape, wshape, input, weight, cotangent, input_grad, weight_grad, bias_grad)
+
+
+def conv_general_vjp(input, weight, cotangent, stride=1, padding_lo=0, padding_hi=0, kernel_dilation=1,
+                     input_dilation=1, groups=1, flip=False, *, input_grad=True, weight_grad=True,
+                     bias_grad=False):
+    """Gradients of conv_general (same parameters) for `cotangent`: (dinput, dweight[, dbias])."""
+    fn = "conv_general_vjp"
+    nd = _nd_of(weight, fn)
+    xshape = _shape_of(input, "input", fn)
+    wshape = _shape_of(weight, "weight", fn)
+    groups = _groups(groups, fn)
+    stride = _ints(stride, nd, "stride", fn, 1)
+    lo = _ints(padding_lo, nd, "padding_lo", fn)
+    hi = _ints(padding_hi, nd, "padding_hi", fn)
+    kd = _ints(kernel_dilation, nd, "kernel_dilation", fn, 1)
+    idil = _ints(input_dilation, nd, "input_dilation", fn, 1)
+    if not isinstance(flip, (bool, np.bool_)):
+        raise TypeError(f"{fn}: flip must be a bool, got {flip!r}")
+    geom = _geometry(fn, xshape, wshape, nd, stride, lo, hi, kd, idil, groups, flip, False)
+    return _vjp(fn, geom, xshape, wshape, input, weight, cotangent, input_grad, weight_grad, bias_grad)
+
+
+def conv_transpose_vjp(input, weight, cotangent, stride=1, padding=0, output_padding=0, groups=1,
+                       dilation=1, *, input_grad=True, weight_grad=True, bias_grad=False):
+    """Gradients of conv_transpose{1,2,3}d (same parameters) for `cotangent`: (dinput, dweight[, dbias])."""
+    fn = "conv_transpose_vjp"
+    nd = _nd_of(weight, fn)
+    xshape = _shape_of(input, "input", fn)
+    wshape = _shape_of(weight, "weight", fn)
+    geom, _ = _transpose_geom(fn, nd, xshape, wshape, stride, padding, output_padding, groups, dilation)
+    return _vjp(fn, geom, xshape, wshape, input, weight, cotangent, input_grad, weight_grad, bias_grad)

@@ -1,0 +1,416 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : enable
+#include "lib/common.glsl"
+#include "ops/conv_common.glsl"
+// Convolution forward (and backward-input, as a convolution of the cotangent) by implicit GEMM:
+//   Y[m, j] = sum_kk A[m, kk] * B[kk, j]     per group g,
+// m = (batch, output position) over the rows, j = output channel of the group over COG, kk the
+// reduction over (input channel of the group, kernel tap). A is never formed: each tile of it is
+// gathered from x by index math (zeros for padding and dilation holes) into shared memory, the
+// weight tile B likewise (through the weight strides), and each invocation accumulates a TM x TN
+// register block. Shared tiles are double-buffered: one barrier per BK-step.
+//
+// Defines (chosen by ops/conv.py's planner):
+//   BM, BN, BK   tile: BM output rows x BN output channels, BK reduction steps per stage
+//   TM, TN       register block per invocation (TM, TN multiples of 4); workgroup = (BM/TM)*(BN/TN)
+//   GATHER       how A is gathered:
+//                1 (uniform): the reduction runs tap-major in chunks of BK channels, so a chunk
+//                  shares one tap and each row's address is computed once per chunk (wide
+//                  channels; 1x1 is a plain GEMM);
+//                0 (flat): over (channel, tap) in the weight's order, each element decoded
+//                  (few channels per group; any geometry);
+//                2 (table): flat, with (channel, tap) decoded once per workgroup into a shared
+//                  table of TABLE_N entries (few channels, no input dilation: a first layer
+//                  with C_in <= 4); taps per axis must be < 1024
+//   PHASED       input dilation ID > 1 with stride 1 (backward-input of a strided convolution, a
+//                transposed convolution) and gcd(KD, ID) = 1: outputs are split by phase
+//                (position mod ID per axis, workgroup z = group * phases + phase), and each phase
+//                reduces over only the taps that meet input elements rather than holes: a dense
+//                stride-1 convolution with about 1/ID of the taps per axis.
+//   B_J_FAST     weight tile loaded with consecutive invocations on consecutive output channels
+//                (when the weight's output-channel stride is the smaller: transposed weights)
+//   HAS_BIAS     add b[co] in the epilogue;   NO_UNROLL (conv_common.glsl)
+// Bindings: 0 x, 1 w, 2 b (a dummy without bias), 3 y.   Push: x, w, b, y element offsets.
+// Grid: x over row tiles (looping when more than dispatched), y over channel tiles, z groups
+// (times phases).
+#ifndef BM
+#define BM 64
+#endif
+#ifndef BN
+#define BN 32
+#endif
+#ifndef BK
+#define BK 8
+#endif
+#ifndef TM
+#define TM 4
+#endif
+#ifndef TN
+#define TN 4
+#endif
+#ifndef GATHER
+#define GATHER 0
+#endif
+#ifndef PHASED
+#define PHASED 0
+#endif
+#ifndef B_J_FAST
+#define B_J_FAST 0
+#endif
+#ifndef TABLE_N
+#define TABLE_N 1
+#endif
+#ifndef HAS_BIAS
+#define HAS_BIAS 0
+#endif
+#if PHASED && GATHER == 2
+#error "the table gather has no input dilation: PHASED does not apply"
+#endif
+// @variants GATHER=0|1 ?B_J_FAST HAS_BIAS=1
+// @variants GATHER=0|1 PHASED=1 B_J_FAST=1
+// @variants BM=128 BN=128 BK=16 TM=8 TN=8 GATHER=1
+// @variants BM=32 BN=4 BK=8 TM=4 TN=4 GATHER=2 TABLE_N=160 NO_UNROLL
+
+#define NT_M (BM / TM)
+#define NT_N (BN / TN)
+#define NTHREADS (NT_M * NT_N)
+// A loader: LA_M invocations along rows (consecutive output positions: coalesced), LA_K along k.
+#define LA_M (BM < NTHREADS ? BM : NTHREADS)
+#define LA_K (NTHREADS / LA_M)
+#define RA (BM / LA_M)
+#define QA (BK / LA_K)
+// B loader: element e of the BK x BN tile is (kk = e % BK, j = e / BK), or with B_J_FAST
+// (j = e % BN, kk = e / BN).
+#define EB ((BK * BN + NTHREADS - 1) / NTHREADS)
+// Rows of the B tile are padded by a vec4 when its stores run down columns (fewer bank conflicts).
+#define BROW (BN / 4 + (B_J_FAST != 0 ? 0 : 1))
+
+layout(push_constant) uniform Push { int x_off; int w_off; int b_off; int y_off; } pc;
+layout(std430, binding = 0) readonly buffer X { float x_[]; };
+layout(std430, binding = 1) readonly buffer W { float w_[]; };
+layout(std430, binding = 2) readonly buffer B { float b_[]; };
+layout(std430, binding = 3) writeonly buffer Y { float y_[]; };
+
+shared vec4 As[2 * BK * (BM / 4)];
+shared vec4 Bs[2 * BK * BROW];
+#if GATHER == 2
+shared int tab_off[TABLE_N];    // c * SI + the tap's offset within a channel plane
+shared uint tab_taps[TABLE_N];  // tap offsets per axis, 10 bits each
+#endif
+
+const int CSTEPS = (CIG + BK - 1) / BK;
+
+// -- the GEMM's view of the geometry: all specialization constants, or per phase -------------
+#if PHASED
+const int NPHASES = ID0 * ID1 * ID2;
+ivec3 ph_r;      // this workgroup's phase: output position mod ID per axis
+ivec3 ph_rows;   // output positions of the phase per axis
+ivec3 ph_taps;   // taps of the phase per axis
+ivec3 ph_k0;     // first tap of the phase per axis (the others follow every ID)
+ivec3 ph_base;   // input index of (first output of the phase, first tap) per axis
+int ph_so;       // output positions of the phase
+int ph_kp;       // taps of the phase
+
+// The x with x * KD = 1 (mod ID): KD and ID are coprime (checked by the planner).
+int inverse_mod(int kd, int id) {
+    for (int x = 1; x < id; ++x)
+        if ((x * kd) % id == 1) return x;
+    return id == 1 ? 0 : 1;
+}
+
+int phase_axis(int r, int so, int k, int kd, int id, int pl, out int rows, out int taps, out int k0) {
+    rows = max(0, (so - r + id - 1) / id);
+    int v = pl - r;                                        // k * kd = v (mod id)
+    int want = v >= 0 ? v % id : (id - (-v) % id) % id;    // (% of negatives is undefined)
+    k0 = (want * inverse_mod(kd, id)) % id;
+    taps = max(0, (k - k0 + id - 1) / id);
+    return (r + k0 * kd - pl) / id;        // exact
+}
+
+void phase_setup(int ph) {
+    ph_r = ivec3(ph / (ID1 * ID2), (ph / ID2) % ID1, ph % ID2);
+    int rows0, rows1, rows2, t0, t1, t2, k00, k01, k02;
+    ph_base.x = phase_axis(ph_r.x, SO0, K0, KD0, ID0, PL0, rows0, t0, k00);
+    ph_base.y = phase_axis(ph_r.y, SO1, K1, KD1, ID1, PL1, rows1, t1, k01);
+    ph_base.z = phase_axis(ph_r.z, SO2, K2, KD2, ID2, PL2, rows2, t2, k02);
+    ph_rows = ivec3(rows0, rows1, rows2);
+    ph_taps = ivec3(t0, t1, t2);
+    ph_k0 = ivec3(k00, k01, k02);
+    ph_so = rows0 * rows1 * rows2;
+    ph_kp = t0 * t1 * t2;
+}
+#define G_SO ph_so
+#define G_KP ph_kp
+#else
+#define G_SO SO
+#define G_KP KP
+#endif
+#define G_ROWS (NB * G_SO)
+#define G_KTOT (CIG * G_KP)
+
+// Row (output position o within the batch element) -> the first input coordinate it reads per
+// axis: dilated-input coordinates, or with PHASED input indices.
+ivec3 row_window(int o) {
+#if PHASED
+    int a2 = o % ph_rows.z;
+    int t = o / ph_rows.z;
+    return ivec3(t / ph_rows.y, t % ph_rows.y, a2) + ph_base;
+#else
+    return window_base(out_coords(o));
+#endif
+}
+
+// Flat tap -> its offset per axis in the coordinates of row_window.
+ivec3 tap_of(int kpos) {
+#if PHASED
+    int t2 = kpos % ph_taps.z;
+    int t = kpos / ph_taps.z;
+    return ivec3((t / ph_taps.y) * KD0, (t % ph_taps.y) * KD1, t2 * KD2);
+#else
+    return tap_offsets(kpos);
+#endif
+}
+
+// Flat tap -> the weight's flat kernel position (mirrored with FLIP).
+int weight_of(int kpos) {
+#if PHASED
+    int t2 = kpos % ph_taps.z;
+    int t = kpos / ph_taps.z;
+    ivec3 k = ph_k0 + ivec3(t / ph_taps.y, t % ph_taps.y, t2) * ivec3(ID0, ID1, ID2);
+    if (FLIP != 0) k = ivec3(K0, K1, K2) - 1 - k;
+    return (k.x * K1 + k.y) * K2 + k.z;
+#else
+    return weight_tap(kpos);
+#endif
+}
+
+// Offset within a channel plane of x of (window + taps), or -1 on padding or a hole.
+int plane_of(ivec3 base, ivec3 taps) {
+#if PHASED
+    ivec3 q = base + taps;
+    bool ok = uint(q.x) < uint(SI0) && uint(q.y) < uint(SI1) && uint(q.z) < uint(SI2);
+    return ok ? (q.x * SI1 + q.y) * SI2 + q.z : -1;
+#else
+    return plane_offset(base, taps);
+#endif
+}
+
+// Row o -> its output position within a channel plane of y.
+int out_pos(int o) {
+#if PHASED
+    int a2 = o % ph_rows.z;
+    int t = o / ph_rows.z;
+    ivec3 i = ph_r + ivec3(t / ph_rows.y, t % ph_rows.y, a2) * ivec3(ID0, ID1, ID2);
+    return (i.x * SO1 + i.y) * SO2 + i.z;
+#else
+    return o;
+#endif
+}
+
+// -- loaders ----------------------------------------------------------------------------------
+int row_x[RA];      // x offset of (batch, group's first channel), or -1 past the last row
+ivec3 row_base[RA]; // first input coordinate per axis (row_window)
+int row_lin[RA];    // table gather: row_base flattened within a channel plane
+float ra[RA * QA];
+float rb[EB];
+
+void load_a(int step, int la_k) {
+#if GATHER == 1
+    int kpos = step / CSTEPS;
+    int c0 = (step - kpos * CSTEPS) * BK + la_k;
+    ivec3 taps = tap_of(kpos);
+    UNROLL for (int r = 0; r < RA; ++r) {
+        int off = plane_of(row_base[r], taps);
+        bool ok = row_x[r] >= 0 && off >= 0;
+        int addr = row_x[r] + off;
+        UNROLL for (int q = 0; q < QA; ++q) {
+            int c = c0 + q * LA_K;
+            float v = 0.0;
+            if (ok && c < CIG) v = x_[addr + c * SI];
+            ra[r * QA + q] = v;
+        }
+    }
+#elif GATHER == 2
+    UNROLL for (int q = 0; q < QA; ++q) {
+        int kk = step * BK + la_k + q * LA_K;
+        int off = tab_off[kk];
+        uint e = tab_taps[kk];
+        ivec3 taps = ivec3(K0 > 1 ? int(e & 1023u) : 0, K1 > 1 ? int((e >> 10) & 1023u) : 0,
+                           K2 > 1 ? int(e >> 20) : 0);
+        UNROLL for (int r = 0; r < RA; ++r) {
+            ivec3 p = row_base[r] + taps;
+            bool ok = uint(p.x) < uint(SI0) && uint(p.y) < uint(SI1) && uint(p.z) < uint(SI2);
+            float v = 0.0;
+            if (kk < KTOT && row_x[r] >= 0 && ok) v = x_[row_x[r] + row_lin[r] + off];
+            ra[r * QA + q] = v;
+        }
+    }
+#else
+    UNROLL for (int q = 0; q < QA; ++q) {
+        int kk = step * BK + la_k + q * LA_K;
+        int c = kk / G_KP;
+        ivec3 taps = tap_of(kk - c * G_KP);
+        UNROLL for (int r = 0; r < RA; ++r) {
+            int off = plane_of(row_base[r], taps);
+            float v = 0.0;
+            if (kk < G_KTOT && row_x[r] >= 0 && off >= 0) v = x_[row_x[r] + c * SI + off];
+            ra[r * QA + q] = v;
+        }
+    }
+#endif
+}
+
+// Element e of this invocation's share of the B tile -> (kk within the tile, j within the tile).
+ivec2 b_elem(int idx) {
+#if B_J_FAST
+    return ivec2(idx / BN, idx % BN);
+#else
+    return ivec2(idx % BK, idx / BK);
+#endif
+}
+
+void load_b(int step, int t, int wbase, int j0) {
+#if GATHER == 1
+    int kpos = step / CSTEPS;
+    int c0 = (step - kpos * CSTEPS) * BK;
+    int wk = wbase + weight_of(kpos);
+#endif
+    UNROLL for (int e = 0; e < EB; ++e) {
+        int idx = t + e * NTHREADS;
+        ivec2 kj = b_elem(idx);
+        int kr = kj.x;
+        int j = j0 + kj.y;
+        float v = 0.0;
+#if GATHER == 1
+        int c = c0 + kr;
+        if (idx < BK * BN && j < COG && c < CIG) v = w_[wk + j * W_J + c * W_C];
+#else
+        int kk = step * BK + kr;
+        int c = kk / G_KP;
+        if (idx < BK * BN && j < COG && kk < G_KTOT)
+            v = w_[wbase + j * W_J + c * W_C + weight_of(kk - c * G_KP)];
+#endif
+        rb[e] = v;
+    }
+}
+
+void store_tiles(int buf, int t, int la_m, int la_k) {
+    UNROLL for (int r = 0; r < RA; ++r) {
+        UNROLL for (int q = 0; q < QA; ++q) {
+            int m = la_m + r * LA_M;
+            int k = la_k + q * LA_K;
+            As[buf * (BK * BM / 4) + k * (BM / 4) + m / 4][m % 4] = ra[r * QA + q];
+        }
+    }
+    UNROLL for (int e = 0; e < EB; ++e) {
+        int idx = t + e * NTHREADS;
+        if (idx < BK * BN) {
+            ivec2 kj = b_elem(idx);
+            Bs[buf * (BK * BROW) + kj.x * BROW + kj.y / 4][kj.y % 4] = rb[e];
+        }
+    }
+}
+
+void main() {
+    const int t = int(gl_LocalInvocationIndex);
+    const int tm = t % NT_M;
+    const int tn = t / NT_M;
+    const int la_m = t % LA_M;
+    const int la_k = t / LA_M;
+#if PHASED
+    const int g = int(gl_WorkGroupID.z) / NPHASES;
+    phase_setup(int(gl_WorkGroupID.z) - g * NPHASES);
+#else
+    const int g = int(gl_WorkGroupID.z);
+#endif
+    const int j0 = int(gl_WorkGroupID.y) * BN;
+    const int wbase = pc.w_off + g * W_G;
+    const int tiles_m = (G_ROWS + BM - 1) / BM;
+#if GATHER == 1
+    const int nsteps = G_KP * CSTEPS;
+#else
+    const int nsteps = (G_KTOT + BK - 1) / BK;
+#endif
+#if GATHER == 2
+    LOOP for (int kk = t; kk < TABLE_N; kk += NTHREADS) {
+        int c = kk / KP;
+        ivec3 taps = tap_offsets(kk - c * KP);
+        tab_off[kk] = c * SI + (taps.x * SI1 + taps.y) * SI2 + taps.z;
+        tab_taps[kk] = uint(taps.x) | (uint(taps.y) << 10) | (uint(taps.z) << 20);
+    }
+    barrier();
+#endif
+
+    for (int tile = int(gl_WorkGroupID.x); tile < tiles_m; tile += int(gl_NumWorkGroups.x)) {
+        const int m0 = tile * BM;
+        UNROLL for (int r = 0; r < RA; ++r) {
+            int m = m0 + la_m + r * LA_M;
+            int n = m / G_SO;
+            ivec3 b = row_window(m - n * G_SO);
+            row_base[r] = b;
+            row_lin[r] = (b.x * SI1 + b.y) * SI2 + b.z;
+            row_x[r] = m < G_ROWS ? pc.x_off + (n * CIN + g * CIG) * SI : -1;
+        }
+
+        vec4 acc[(TM / 4) * TN];
+        UNROLL for (int i = 0; i < (TM / 4) * TN; ++i) acc[i] = vec4(0.0);
+
+        if (nsteps > 0) {
+            load_a(0, la_k);
+            load_b(0, t, wbase, j0);
+            store_tiles(0, t, la_m, la_k);
+        }
+        barrier();
+        LOOP for (int step = 0; step < nsteps; ++step) {
+            const int buf = step & 1;
+            const bool more = step + 1 < nsteps;
+            if (more) {
+                load_a(step + 1, la_k);
+                load_b(step + 1, t, wbase, j0);
+            }
+            const int abase = buf * (BK * BM / 4);
+            const int bbase = buf * (BK * BROW);
+            UNROLL for (int k = 0; k < BK; ++k) {
+                vec4 a[TM / 4];
+                UNROLL for (int i = 0; i < TM / 4; ++i) a[i] = As[abase + k * (BM / 4) + tm + i * NT_M];
+                UNROLL for (int jv = 0; jv < TN / 4; ++jv) {
+                    vec4 b = Bs[bbase + k * BROW + tn + jv * NT_N];
+                    UNROLL for (int i = 0; i < TM / 4; ++i) {
+                        acc[i * TN + jv * 4 + 0] += a[i] * b.x;
+                        acc[i * TN + jv * 4 + 1] += a[i] * b.y;
+                        acc[i * TN + jv * 4 + 2] += a[i] * b.z;
+                        acc[i * TN + jv * 4 + 3] += a[i] * b.w;
+                    }
+                }
+            }
+            if (more) store_tiles(buf ^ 1, t, la_m, la_k);
+            barrier();
+        }
+
+        // Epilogue: rows (tm + i*NT_M)*4 + 0..3, columns (tn + jv*NT_N)*4 + 0..3.
+        UNROLL for (int jv = 0; jv < TN / 4; ++jv) {
+            UNROLL for (int jj = 0; jj < 4; ++jj) {
+                int j = j0 + (tn + jv * NT_N) * 4 + jj;
+                if (j >= COG) continue;
+                int co = g * COG + j;
+#if HAS_BIAS
+                float bias = b_[pc.b_off + co];
+#else
+                float bias = 0.0;
+#endif
+                UNROLL for (int i = 0; i < TM / 4; ++i) {
+                    vec4 v = acc[i * TN + jv * 4 + jj] + bias;
+                    int mb = m0 + (tm + i * NT_M) * 4;
+                    UNROLL for (int e = 0; e < 4; ++e) {
+                        int m = mb + e;
+                        if (m < G_ROWS) {
+                            int n = m / G_SO;
+                            y_[pc.y_off + (n * COUT + co) * SO + out_pos(m - n * G_SO)] = v[e];
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

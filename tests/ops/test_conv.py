@@ -1,0 +1,439 @@
+"""N-d convolution: forward, transposed, backward (input and weight), bias, plans, bad input.
+
+References are float64 numpy written here from the definitions (a sum over windows on an
+explicitly dilated and padded copy; the transposed convolution as a scatter), independent of the
+kernels' index math. Sizes are tiny: lavapipe is slow and shared.
+"""
+import itertools
+
+import numpy as np
+import pytest
+
+import vkbackend as vk
+from tests.conftest import no_gpu_work
+
+conv_mod = __import__("vkbackend.ops.conv", fromlist=["plan"])
+
+
+# -- references -------------------------------------------------------------------------------
+def _tup(v, nd):
+    return (v,) * nd if isinstance(v, int) else tuple(v)
+
+
+def ref_conv_general(x, w, stride=1, lo=0, hi=0, kd=1, idil=1, groups=1, flip=False):
+    """Cross-correlation (convolution when flip) of x (N, C, *S) with w (Co, C/groups, *K)."""
+    x = np.asarray(x, np.float64)
+    w = np.asarray(w, np.float64)
+    nd = x.ndim - 2
+    stride, lo, hi, kd, idil = (_tup(v, nd) for v in (stride, lo, hi, kd, idil))
+    if flip:
+        w = w[(slice(None), slice(None)) + (slice(None, None, -1),) * nd]
+    n, c = x.shape[:2]
+    # Insert idil-1 zeros between input elements.
+    dil = np.zeros((n, c) + tuple((s - 1) * i + 1 for s, i in zip(x.shape[2:], idil)))
+    dil[(slice(None), slice(None)) + tuple(slice(None, None, i) for i in idil)] = x
+    # Pad (negative padding crops).
+    for d in range(nd):
+        ax = 2 + d
+        if lo[d] < 0:
+            dil = dil.take(range(-lo[d], dil.shape[ax]), axis=ax)
+        if hi[d] < 0:
+            dil = dil.take(range(0, dil.shape[ax] + hi[d]), axis=ax)
+        width = [(0, 0)] * dil.ndim
+        width[ax] = (max(lo[d], 0), max(hi[d], 0))
+        dil = np.pad(dil, width)
+    co, cig = w.shape[:2]
+    ksz = w.shape[2:]
+    out = tuple((p - (k - 1) * dd - 1) // s + 1 for p, k, dd, s in zip(dil.shape[2:], ksz, kd, stride))
+    y = np.zeros((n, co) + out)
+    cog = co // groups
+    for g in range(groups):
+        xs = dil[:, g * cig:(g + 1) * cig]
+        ws = w[g * cog:(g + 1) * cog]
+        for k in itertools.product(*map(range, ksz)):
+            window = tuple(slice(kk * dd, kk * dd + (o - 1) * s + 1, s) for kk, dd, o, s in zip(k, kd, out, stride))
+            patch = xs[(slice(None), slice(None)) + window]
+            y[:, g * cog:(g + 1) * cog] += np.einsum("nc...,oc->no...", patch, ws[(Ellipsis,) + k])
+    return y
+
+
+def ref_conv(x, w, stride=1, padding=0, dilation=1, groups=1):
+    return ref_conv_general(x, w, stride, padding, padding, dilation, 1, groups)
+
+
+def ref_conv_transpose(x, w, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """Scatter form: every input element spreads x * w over its window of the output."""
+    x = np.asarray(x, np.float64)
+    w = np.asarray(w, np.float64)
+    nd = x.ndim - 2
+    stride, padding, output_padding, dilation = (_tup(v, nd) for v in (stride, padding, output_padding, dilation))
+    n, cin = x.shape[:2]
+    cog = w.shape[1]
+    cig = cin // groups
+    ksz = w.shape[2:]
+    full = tuple((s - 1) * st + dd * (k - 1) + 1 + op
+                 for s, st, dd, k, op in zip(x.shape[2:], stride, dilation, ksz, output_padding))
+    y = np.zeros((n, cog * groups) + full)
+    for i in itertools.product(*map(range, x.shape[2:])):
+        for k in itertools.product(*map(range, ksz)):
+            pos = tuple(ii * st + kk * dd for ii, st, kk, dd in zip(i, stride, k, dilation))
+            for g in range(groups):
+                contrib = np.einsum("nc,co->no", x[(slice(None), slice(g * cig, (g + 1) * cig)) + i],
+                                    w[(slice(g * cig, (g + 1) * cig), slice(None)) + k])
+                y[(slice(None), slice(g * cog, (g + 1) * cog)) + pos] += contrib
+    crop = tuple(slice(p, f - p) for p, f in zip(padding, full))
+    return y[(slice(None), slice(None)) + crop]
+
+
+def rand(rng, *shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def close(got, ref, tol=2e-5):
+    got = np.asarray(got)
+    assert got.shape == ref.shape, (got.shape, ref.shape)
+    scale = 1.0 + np.abs(ref).max(initial=0.0)
+    err = np.abs(got - ref).max(initial=0.0) / scale
+    assert np.isfinite(got).all() and err < tol, f"max error {err:.3g} (scale {scale:.3g})"
+
+
+# -- forward ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("case", [
+    # (x shape, w shape, stride, padding, dilation, groups)
+    ((2, 3, 11), (4, 3, 3), 1, 0, 1, 1),
+    ((3, 6, 13), (8, 3, 5), 2, 2, 1, 2),
+    ((1, 16, 9), (12, 16, 7), 1, 3, 1, 1),
+    ((2, 4, 10), (6, 4, 3), 3, 1, 3, 1),
+    ((1, 3, 7, 9), (5, 3, 3, 3), 1, 1, 1, 1),            # first-layer-like (C_in = 3)
+    ((3, 8, 6, 7), (16, 8, 3, 3), 1, (1, 0), 1, 1),
+    ((2, 16, 9, 7), (8, 16, 5, 3), (2, 1), (2, 1), (1, 2), 1),
+    ((1, 12, 7, 7), (12, 4, 3, 3), 2, 1, 2, 3),
+    ((2, 24, 5, 5), (20, 24, 1, 1), 1, 0, 1, 1),          # 1x1: a plain GEMM
+    ((1, 3, 15, 15), (16, 3, 7, 7), 2, 3, 1, 1),          # C_in = 3, 7x7, stride 2
+    ((1, 6, 5, 6, 4), (4, 6, 3, 3, 1), 1, 1, 1, 1),
+    ((2, 4, 5, 4, 5), (6, 2, 3, 1, 3), (1, 2, 2), (1, 0, 2), (2, 1, 1), 2),
+])
+def test_conv_forward(rng, case):
+    xs, ws, stride, padding, dilation, groups = case
+    nd = len(xs) - 2
+    x, w = rand(rng, *xs), rand(rng, *ws)
+    f = getattr(vk, f"conv{nd}d")
+    got = f(vk.asarray(x), vk.asarray(w), stride=stride, padding=padding, dilation=dilation, groups=groups)
+    close(got.numpy(), ref_conv(x, w, stride, padding, dilation, groups))
+
+
+@pytest.mark.parametrize("groups", [1, 2, 8])
+def test_conv_groups_and_depthwise_with_bias(rng, groups):
+    x, w, b = rand(rng, 3, 8, 7, 6), rand(rng, 8, 8 // groups, 3, 3), rand(rng, 8)
+    got = vk.conv2d(vk.asarray(x), vk.asarray(w), vk.asarray(b), padding=1, groups=groups)
+    close(got.numpy(), ref_conv(x, w, 1, 1, 1, groups) + b[:, None, None])
+
+
+def test_depthwise_multiplier_and_stride(rng):
+    x, w = rand(rng, 2, 4, 9, 8), rand(rng, 8, 1, 5, 5)   # groups = C_in, 2 outputs per channel
+    got = vk.conv2d(x, w, stride=2, padding=2, dilation=1, groups=4)
+    close(got.numpy(), ref_conv(x, w, 2, 2, 1, 4))
+
+
+@pytest.mark.parametrize("nd,k,dilation", [(1, 4, 1), (2, 3, 2), (3, 2, 1)])
+def test_padding_same_and_valid(rng, nd, k, dilation):
+    xs = (2, 3) + (5, 6, 4)[:nd]
+    x, w, b = rand(rng, *xs), rand(rng, 4, 3, *(k,) * nd), rand(rng, 4)
+    f = getattr(vk, f"conv{nd}d")
+    got = f(x, w, b, padding="same", dilation=dilation).numpy()
+    total = dilation * (k - 1)
+    ref = ref_conv_general(x, w, 1, total // 2, total - total // 2, dilation) + b[(slice(None),) + (None,) * nd]
+    assert got.shape[2:] == xs[2:]
+    close(got, ref)
+    got = f(x, w, padding="valid", dilation=dilation).numpy()
+    close(got, ref_conv(x, w, 1, 0, dilation))
+
+
+@pytest.mark.parametrize("kw", [
+    dict(padding_lo=(2, 0), padding_hi=(0, 3)),                        # asymmetric
+    dict(input_dilation=2, padding_lo=1, padding_hi=2, stride=(1, 2)),
+    dict(flip=True, padding_lo=1, padding_hi=(1, 2), kernel_dilation=(2, 1)),
+    dict(input_dilation=(3, 2), flip=True, groups=2, padding_lo=2, padding_hi=2),
+    dict(padding_lo=(-1, 1), padding_hi=(0, -2)),                      # negative padding crops
+])
+def test_conv_general(rng, kw):
+    x, w = rand(rng, 2, 4, 6, 7), rand(rng, 6, 4 // kw.get("groups", 1), 3, 2)
+    got = vk.conv_general(vk.asarray(x), vk.asarray(w), **kw).numpy()
+    ref = ref_conv_general(x, w, kw.get("stride", 1), kw.get("padding_lo", 0), kw.get("padding_hi", 0),
+                           kw.get("kernel_dilation", 1), kw.get("input_dilation", 1), kw.get("groups", 1),
+                           kw.get("flip", False))
+    close(got, ref)
+
+
+def test_conv_general_flip_is_convolution(rng):
+    x, w = rand(rng, 1, 1, 12), rand(rng, 1, 1, 4)
+    got = vk.conv_general(x, w, padding_lo=3, padding_hi=3, flip=True).numpy()[0, 0]
+    close(got, np.convolve(x[0, 0].astype(np.float64), w[0, 0].astype(np.float64)))
+
+
+def test_unbatched_input_and_views(rng):
+    x, w = rand(rng, 3, 5, 8), rand(rng, 4, 5, 3)
+    got = vk.conv1d(x[1], w, padding=1)
+    assert got.shape == (4, 8)
+    close(got.numpy(), ref_conv(x[1:2], w, 1, 1)[0])
+    big = vk.asarray(x)
+    close(vk.conv1d(big[1:], w).numpy(), ref_conv(x[1:], w))   # a view with an element offset
+
+
+# -- transposed -------------------------------------------------------------------------------
+@pytest.mark.parametrize("case", [
+    # (x shape, w shape, stride, padding, output_padding, groups, dilation)
+    ((2, 4, 5), (4, 3, 3), 2, 1, 1, 1, 1),
+    ((1, 6, 4), (6, 2, 4), 3, 0, 2, 2, 1),
+    ((2, 4, 3, 4), (4, 5, 3, 3), 2, 1, (1, 0), 1, 1),
+    ((1, 6, 4, 3), (6, 2, 2, 3), (1, 2), (0, 1), 0, 3, (2, 1)),
+    ((1, 2, 3, 2, 3), (2, 3, 2, 3, 2), 2, (0, 1, 0), (1, 1, 0), 1, 1),
+])
+def test_conv_transpose(rng, case):
+    xs, ws, stride, padding, output_padding, groups, dilation = case
+    nd = len(xs) - 2
+    x, w, b = rand(rng, *xs), rand(rng, *ws), rand(rng, ws[1] * groups)
+    f = getattr(vk, f"conv_transpose{nd}d")
+    got = f(vk.asarray(x), vk.asarray(w), vk.asarray(b), stride, padding, output_padding, groups, dilation)
+    ref = ref_conv_transpose(x, w, stride, padding, output_padding, groups, dilation)
+    close(got.numpy(), ref + b[(slice(None),) + (None,) * nd])
+
+
+# -- backward ---------------------------------------------------------------------------------
+def _fd_grads(x, w, g, **conv):
+    """Gradients of L = <conv(x, w), g> by finite differences of the float64 reference (exact: L
+    is linear in each argument)."""
+    x64, w64, g64 = (a.astype(np.float64) for a in (x, w, g))
+    base = (ref_conv(x64, w64, **conv) * g64).sum()
+    dx = np.zeros_like(x64)
+    for i in np.ndindex(*x.shape):
+        xp = x64.copy()
+        xp[i] += 1.0
+        dx[i] = (ref_conv(xp, w64, **conv) * g64).sum() - base
+    dw = np.zeros_like(w64)
+    for i in np.ndindex(*w.shape):
+        wp = w64.copy()
+        wp[i] += 1.0
+        dw[i] = (ref_conv(x64, wp, **conv) * g64).sum() - base
+    return dx, dw
+
+
+@pytest.mark.parametrize("xs,ws,conv", [
+    ((2, 2, 6), (3, 2, 3), dict(stride=2, padding=1, dilation=1, groups=1)),
+    ((1, 4, 5, 4), (2, 2, 3, 2), dict(stride=(1, 2), padding=(1, 0), dilation=(2, 1), groups=2)),
+    ((1, 2, 3, 4, 3), (2, 2, 2, 3, 2), dict(stride=1, padding=1, dilation=1, groups=1)),
+])
+def test_conv_vjp_finite_differences(rng, xs, ws, conv):
+    x, w = rand(rng, *xs), rand(rng, *ws)
+    g = rand(rng, *ref_conv(x, w, **conv).shape)
+    dx, dw = vk.conv_vjp(x, w, g, **conv)
+    fdx, fdw = _fd_grads(x, w, g, **conv)
+    close(dx.numpy(), fdx)
+    close(dw.numpy(), fdw)
+
+
+@pytest.mark.parametrize("xs,ws,conv", [
+    ((3, 6, 17), (8, 3, 5), dict(stride=3, padding=2, dilation=2, groups=2)),
+    ((2, 16, 9, 8), (12, 16, 3, 3), dict(stride=2, padding=1, dilation=1, groups=1)),
+    ((1, 3, 13, 11), (8, 3, 7, 7), dict(stride=2, padding=3, dilation=1, groups=1)),   # first layer
+    ((2, 8, 7, 7), (8, 1, 3, 3), dict(stride=1, padding=1, dilation=1, groups=8)),     # depthwise
+    ((2, 20, 6, 5), (12, 20, 1, 1), dict(stride=1, padding=0, dilation=1, groups=1)),  # 1x1
+    ((1, 4, 5, 6, 5), (6, 2, 3, 3, 3), dict(stride=(2, 1, 2), padding=(1, 1, 0), dilation=(1, 2, 1), groups=2)),
+])
+def test_conv_vjp_adjoint(rng, xs, ws, conv):
+    """<conv(x, w), g> = <x, dinput(g)> = <w, dweight(g)>, and both against the reference."""
+    x, w = rand(rng, *xs), rand(rng, *ws)
+    nd = len(xs) - 2
+    y = getattr(vk, f"conv{nd}d")(x, w, **conv).numpy().astype(np.float64)
+    g = rand(rng, *y.shape)
+    dx, dw, db = (a.numpy().astype(np.float64) for a in vk.conv_vjp(x, w, g, **conv, bias_grad=True))
+    lhs = (y * g).sum()
+    scale = np.abs(y).sum() * np.abs(g).max() + 1.0
+    assert abs(lhs - (x * dx).sum()) / scale < 1e-5
+    assert abs(lhs - (w * dw).sum()) / scale < 1e-5
+    close(db, g.astype(np.float64).sum(axis=(0,) + tuple(range(2, 2 + nd))))
+    if x.size + w.size <= 700:  # entrywise too, for the smaller cases
+        fdx, fdw = _fd_grads(x, w, g, **conv)
+        close(dx, fdx)
+        close(dw, fdw)
+
+
+@pytest.mark.parametrize("kw", [
+    dict(input_dilation=2, padding_lo=1, padding_hi=2, stride=(1, 2), flip=True),
+    dict(padding_lo=(2, -1), padding_hi=(0, 1), kernel_dilation=(1, 2), groups=2),
+])
+def test_conv_general_vjp_adjoint(rng, kw):
+    x, w = rand(rng, 2, 4, 5, 7), rand(rng, 6, 4 // kw.get("groups", 1), 3, 2)
+    y = vk.conv_general(x, w, **kw).numpy().astype(np.float64)
+    g = rand(rng, *y.shape)
+    dx, dw = (a.numpy().astype(np.float64) for a in vk.conv_general_vjp(x, w, g, **kw))
+    lhs = (y * g).sum()
+    scale = np.abs(y).sum() * np.abs(g).max() + 1.0
+    assert abs(lhs - (x * dx).sum()) / scale < 1e-5
+    assert abs(lhs - (w * dw).sum()) / scale < 1e-5
+
+
+def test_conv_transpose_vjp_adjoint(rng):
+    x, w = rand(rng, 2, 4, 4, 3), rand(rng, 4, 3, 3, 2)
+    params = dict(stride=2, padding=1, output_padding=(1, 0), groups=2, dilation=(1, 2))
+    w = rand(rng, 4, 3, 3, 2)
+    y = vk.conv_transpose2d(x, w, None, **params).numpy().astype(np.float64)
+    g = rand(rng, *y.shape)
+    dx, dw, db = (a.numpy().astype(np.float64) for a in vk.conv_transpose_vjp(x, w, g, **params, bias_grad=True))
+    lhs = (y * g).sum()
+    scale = np.abs(y).sum() * np.abs(g).max() + 1.0
+    assert abs(lhs - (x * dx).sum()) / scale < 1e-5
+    assert abs(lhs - (w * dw).sum()) / scale < 1e-5
+    close(db, g.astype(np.float64).sum(axis=(0, 2, 3)))
+
+
+def test_forward_and_backward_record_into_one_submit(rng):
+    x, w, b = rand(rng, 2, 8, 6, 6), rand(rng, 4, 8, 3, 3), rand(rng, 4)
+    gx, gw, gb = vk.asarray(x), vk.asarray(w), vk.asarray(b)
+    vk.synchronize()
+    s0 = vk.stats()["submits"]
+    y = vk.conv2d(gx, gw, gb, stride=1, padding=1)
+    g = y * 0.5  # a loss of 0.25 * |y|^2
+    dx, dw, db = vk.conv_vjp(gx, gw, g, stride=1, padding=1, bias_grad=True)
+    vk.synchronize()
+    assert vk.stats()["submits"] == s0 + 1
+    ref = ref_conv(x, w, 1, 1) + b[:, None, None]
+    close(y.numpy(), ref)
+    g64 = 0.5 * ref
+    close(db.numpy(), g64.sum(axis=(0, 2, 3)))
+    xpad = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    ref_dw = np.stack([np.stack([np.einsum("nohw,nchw->oc", g64, xpad[:, :, i:i + 6, j:j + 6])
+                                 for j in range(3)], -1) for i in range(3)], -2)
+    close(dw.numpy(), ref_dw)
+    ref_dx = np.zeros_like(xpad)
+    for i, j in itertools.product(range(3), range(3)):
+        ref_dx[:, :, i:i + 6, j:j + 6] += np.einsum("nohw,oc->nchw", g64, w[:, :, i, j].astype(np.float64))
+    close(dx.numpy(), ref_dx[:, :, 1:-1, 1:-1])
+
+
+# -- plans and kernel paths -------------------------------------------------------------------
+@pytest.mark.parametrize("config", [
+    "path=direct",
+    "fwd.gather=flat,wgrad.splits=3",
+    "fwd.gather=uniform,BM=64,BN=8,TM=4,TN=4,BK=4,gridx=1",
+    "fwd.gather=table,fwd.gridx=2,wgrad.BM=16,wgrad.BN=8,wgrad.BK=32,wgrad.TM=4,wgrad.TN=4",
+    "BM=32,BN=16,BK=16,TM=8,TN=4,wgrad.splits=1,phased=0",
+])
+def test_config_override_paths(rng, monkeypatch, config):
+    monkeypatch.setenv("VKBACKEND_CONV_CONFIG", config)
+    x, w, b = rand(rng, 2, 6, 7, 5), rand(rng, 10, 6, 3, 3), rand(rng, 10)
+    conv = dict(stride=(2, 1), padding=(1, 2), dilation=(1, 2))
+    y = vk.conv2d(x, w, b, **conv)
+    close(y.numpy(), ref_conv(x, w, **conv) + b[:, None, None])
+    g = rand(rng, *y.shape)
+    dx, dw = vk.conv_vjp(x, w, g, **conv)
+    lhs = (ref_conv(x, w, **conv) * g).sum()
+    scale = np.abs(y.numpy()).sum() * np.abs(g).max() + 1.0
+    assert abs(lhs - (x * dx.numpy().astype(np.float64)).sum()) / scale < 1e-5
+    assert abs(lhs - (w * dw.numpy().astype(np.float64)).sum()) / scale < 1e-5
+
+
+@pytest.mark.parametrize("case", [
+    # backward-input of strided convolutions and transposed convolutions: the phase split
+    ("vjp", (2, 6, 11, 9), (8, 6, 3, 3), dict(stride=2, padding=1, dilation=1, groups=1)),
+    ("vjp", (1, 16, 13), (12, 8, 5), dict(stride=3, padding=4, dilation=2, groups=2)),
+    ("vjp", (1, 6, 5, 7, 6), (6, 6, 2, 3, 3), dict(stride=(1, 2, 3), padding=(0, 1, 2), dilation=1, groups=1)),
+    ("transpose", (2, 8, 4, 5), (8, 6, 3, 4), dict(stride=2, padding=1, output_padding=1, groups=1, dilation=1)),
+    ("transpose", (1, 12, 5), (12, 3, 4), dict(stride=3, padding=0, output_padding=2, groups=2, dilation=1)),
+])
+def test_phase_split(rng, case):
+    kind, xs, ws, params = case
+    x, w = rand(rng, *xs), rand(rng, *ws)
+    nd = len(xs) - 2
+    if kind == "vjp":
+        y = ref_conv(x, w, **params)
+        g = rand(rng, *y.shape)
+        geom = conv_mod._geometry("t", xs, ws, nd, *(_tup(params[k], nd) for k in ("stride", "padding", "padding",
+                                  "dilation")), (1,) * nd, params["groups"], False, False).backward_input()
+        assert dict(conv_mod.plan("forward", geom).defines).get("PHASED") == 1
+        dx = vk.conv_vjp(x, w, g, **params, weight_grad=False)[0].numpy()
+        ref_dx = np.zeros(x.shape)
+        e = np.zeros(x.shape)
+        for i in range(x.size):   # the transpose of the reference's linear map, column by column
+            e.reshape(-1)[i] = 1.0
+            ref_dx.reshape(-1)[i] = (ref_conv(e, w, **params) * g).sum()
+            e.reshape(-1)[i] = 0.0
+        close(dx, ref_dx)
+    else:
+        b = rand(rng, ws[1] * params["groups"])
+        got = getattr(vk, f"conv_transpose{nd}d")(x, w, b, **params).numpy()
+        close(got, ref_conv_transpose(x, w, **params) + b[(slice(None),) + (None,) * nd])
+
+
+def test_plans_are_cached_and_choose_paths():
+    dev = vk.device()
+    geom = conv_mod._geometry("t", (2, 16, 8, 8), (16, 16, 3, 3), 2, (1, 1), (1, 1), (1, 1), (1, 1), (1, 1),
+                              1, False, False)
+    p1 = conv_mod.plan("forward", geom)
+    assert conv_mod.plan("forward", geom) is p1
+    assert p1.shader == "ops/conv_gemm.comp" and dict(p1.defines)["GATHER"] == 1
+    dw = conv_mod._geometry("t", (2, 8, 8, 8), (8, 1, 3, 3), 2, (1, 1), (1, 1), (1, 1), (1, 1), (1, 1),
+                            8, False, False)
+    assert conv_mod.plan("forward", dw).shader == "ops/conv_direct.comp"
+    first = conv_mod._geometry("t", (2, 3, 16, 16), (16, 3, 7, 7), 2, (2, 2), (3, 3), (3, 3), (1, 1), (1, 1),
+                               1, False, False)
+    assert dict(conv_mod.plan("forward", first).defines)["GATHER"] == 2
+    p = conv_mod.plan("forward", geom)
+    nt = dict(p.defines)
+    assert 2 * nt["BK"] * (nt["BM"] + nt["BN"]) * 4 <= dev.max_shared_memory
+    assert p.workgroup <= dev.max_workgroup_invocations
+
+
+def test_bad_config_is_reported(rng, monkeypatch):
+    x, w = rand(rng, 1, 4, 5, 5), rand(rng, 8, 4, 3, 3)
+    monkeypatch.setenv("VKBACKEND_CONV_CONFIG", "BM=48")
+    with pytest.raises(ValueError, match="BM=48"):
+        vk.conv2d(x, w)
+    monkeypatch.setenv("VKBACKEND_CONV_CONFIG", "colour=blue")
+    with pytest.raises(ValueError, match="colour"):
+        vk.conv2d(x, w)
+
+
+# -- bad input --------------------------------------------------------------------------------
+def test_bad_inputs_raise_before_gpu_work(rng):
+    x = vk.asarray(rand(rng, 2, 4, 6, 6))
+    w = vk.asarray(rand(rng, 6, 4, 3, 3))
+    w_g2 = vk.asarray(rand(rng, 6, 2, 3, 3))
+    x_int = vk.asarray(np.ones((2, 4, 6, 6), np.int32))
+    wt = vk.asarray(rand(rng, 4, 3, 3, 3))
+    g = vk.asarray(rand(rng, 2, 6, 4, 4))
+    vk.synchronize()
+    cases = [
+        (ValueError, "groups", lambda: vk.conv2d(x, w, groups=3)),
+        (ValueError, "output channels", lambda: vk.conv2d(x, w_g2[:5], groups=2)),
+        (ValueError, "input channels", lambda: vk.conv2d(x, w_g2)),
+        (ValueError, "larger than the padded input", lambda: vk.conv2d(x, w, dilation=3)),
+        (ValueError, "stride", lambda: vk.conv2d(x, w, stride=0)),
+        (ValueError, "dilation", lambda: vk.conv2d(x, w, dilation=(1, 0))),
+        (ValueError, "padding", lambda: vk.conv2d(x, w, padding=-1)),
+        (ValueError, "padding", lambda: vk.conv2d(x, w, padding="full")),
+        (ValueError, "same", lambda: vk.conv2d(x, w, stride=2, padding="same")),
+        (ValueError, "stride", lambda: vk.conv2d(x, w, stride=(1, 1, 1))),
+        (ValueError, "input", lambda: vk.conv2d(x.reshape(1, 2, 4, 6, 6), w)),
+        (ValueError, "weight", lambda: vk.conv2d(x, w.reshape(6, 4, 9))),
+        (ValueError, "weight", lambda: vk.conv_general(x, w.reshape(6, 4, 9, 1, 1, 1))),
+        (ValueError, "groups", lambda: vk.conv2d(x, w, groups=0)),
+        (TypeError, "groups", lambda: vk.conv2d(x, w, groups=1.5)),
+        (TypeError, "stride", lambda: vk.conv2d(x, w, stride=1.0)),
+        (TypeError, "float32", lambda: vk.conv2d(x_int, w)),
+        (TypeError, "float32", lambda: vk.conv2d(np.ones((2, 4, 6, 6)), w)),
+        (TypeError, "input", lambda: vk.conv2d([[1.0]], w)),
+        (ValueError, "bias", lambda: vk.conv2d(x, w, w.reshape(-1)[:5])),
+        (ValueError, "input_dilation", lambda: vk.conv_general(x, w, input_dilation=0)),
+        (TypeError, "flip", lambda: vk.conv_general(x, w, flip=1)),
+        (ValueError, "output_padding", lambda: vk.conv_transpose2d(x, wt, stride=2, output_padding=2)),
+        (ValueError, "output_padding", lambda: vk.conv_transpose2d(x, wt, stride=1, dilation=1, output_padding=1)),
+        (ValueError, "channels", lambda: vk.conv_transpose2d(x[:1].reshape(1, 2, 12, 6), wt)),
+        (ValueError, "groups", lambda: vk.conv_transpose2d(x, wt, groups=3)),
+        (ValueError, "cotangent", lambda: vk.conv_vjp(x, w, g[:1])),
+        (TypeError, "cotangent", lambda: vk.conv_vjp(x, w, x_int)),
+        (ValueError, "stride", lambda: vk.conv_vjp(x, w, g, stride=0)),
+    ]
+    for exc, word, call in cases:
+        with no_gpu_work(), pytest.raises(exc, match=word):
+            call()

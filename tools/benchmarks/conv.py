@@ -1,0 +1,166 @@
+"""float32 2-D convolution: forward, backward-input and backward-weight against cuDNN (TF32 off).
+
+Shapes (N, C_in, H=W, k, C_out, stride, padding): ResNet-like 3x3 layers, a 7x7 stride-2 first
+layer and a 1x1. Metric: ms and TFLOP/s of 2 * N * C_out * H_out * W_out * C_in/groups * kH * kW
+for every pass. torch: F.conv2d, torch.nn.grad.conv2d_input / conv2d_weight, with
+torch.backends.cudnn.allow_tf32 = False and cudnn.benchmark = True (its best algorithm).
+
+Tuning on the GPU: VKBACKEND_CONV_CONFIG (ops/conv.py) forces paths and tiles for every
+convolution, e.g. "BM=128,BN=64,BK=16,TM=8,TN=4" or "fwd.BK=8,wgrad.splits=64";
+VKBACKEND_CONV_SWEEP="cfg1;cfg2;..." adds a copy of every case per config (each checked against
+a float64 reference on a sample of outputs: metric max_rel_err). The chosen plan is reported.
+Stand-alone: python tools/benchmarks/conv.py [--quick] prints a table (no torch).
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+if __name__ == "__main__":  # stand-alone: make `benchmarks` and `vkbackend` importable
+    sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parents[2])]
+
+from benchmarks.common import time_torch, time_vk, tflops  # noqa: E402
+
+NAME = "conv"
+# name: (N, C_in, H, k, C_out, stride, padding)
+SHAPES = {
+    "n32_c64_56_k3_co64": (32, 64, 56, 3, 64, 1, 1),
+    "n8_c256_28_k3_co256": (8, 256, 28, 3, 256, 1, 1),
+    "n16_c3_224_k7_co64_s2": (16, 3, 224, 7, 64, 2, 3),
+    "n32_c128_28_k1_co128": (32, 128, 28, 1, 128, 1, 0),
+}
+PASSES = ("forward", "backward_input", "backward_weight")
+
+
+def cases(quick: bool) -> list[dict]:
+    shapes = list(SHAPES)[:2] if quick else list(SHAPES)
+    out = [{"name": f"{s} {p}", "shape": s, "pass": p} for s in shapes for p in PASSES]
+    sweep = [c.strip() for c in os.environ.get("VKBACKEND_CONV_SWEEP", "").split(";") if c.strip()]
+    for cfg in sweep:
+        out += [{"name": f"{s} {p} [{cfg}]", "shape": s, "pass": p, "config": cfg} for s in shapes for p in PASSES]
+    return out
+
+
+def _dims(case):
+    n, c, h, k, co, s, p = SHAPES[case["shape"]]
+    ho = (h + 2 * p - k) // s + 1
+    return n, c, h, k, co, s, p, ho
+
+
+def _flops(case) -> float:
+    n, c, h, k, co, s, p, ho = _dims(case)
+    return 2.0 * n * co * ho * ho * c * k * k
+
+
+def _data(case):
+    import numpy as np
+    n, c, h, k, co, s, p, ho = _dims(case)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((n, c, h, h), dtype=np.float32)
+    w = (rng.standard_normal((co, c, k, k), dtype=np.float32) / np.sqrt(c * k * k)).astype(np.float32)
+    g = rng.standard_normal((n, co, ho, ho), dtype=np.float32)
+    return x, w, g
+
+
+def _sample_error(case, x, w, g, got) -> float:
+    """Max relative error on a sample of outputs against a float64 sum (cheap on the host)."""
+    import numpy as np
+    n, c, h, k, co, s, p, ho = _dims(case)
+    rng = np.random.default_rng(1)
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (p, p), (p, p)))
+    errs = []
+    for _ in range(16):
+        if case["pass"] == "forward":
+            b, o, i, j = (int(rng.integers(0, m)) for m in (n, co, ho, ho))
+            patch = xp[b, :, i * s:i * s + k, j * s:j * s + k]
+            want, scale = (patch * w[o]).sum(), (np.abs(patch) * np.abs(w[o])).sum()
+            have = got[b, o, i, j]
+        elif case["pass"] == "backward_weight":
+            o, ci, u, v = (int(rng.integers(0, m)) for m in (co, c, k, k))
+            patch = xp[:, ci, u:u + (ho - 1) * s + 1:s, v:v + (ho - 1) * s + 1:s]
+            want, scale = (patch * g[:, o]).sum(), (np.abs(patch) * np.abs(g[:, o])).sum()
+            have = got[o, ci, u, v]
+        else:
+            b, ci, i, j = (int(rng.integers(0, m)) for m in (n, c, h, h))
+            want = scale = 0.0
+            for u in range(k):
+                for v in range(k):
+                    oi, oj = i + p - u, j + p - v
+                    if oi % s or oj % s or not (0 <= oi // s < ho and 0 <= oj // s < ho):
+                        continue
+                    t = g[b, :, oi // s, oj // s].astype(np.float64) * w[:, ci, u, v]
+                    want += t.sum()
+                    scale += np.abs(t).sum()
+            have = got[b, ci, i, j]
+        errs.append(abs(have - want) / max(scale, 1e-30))
+    return float(max(errs))
+
+
+def run_vk(case: dict) -> dict:
+    import vkbackend as vk
+    from vkbackend.ops import conv as C
+    saved = os.environ.get("VKBACKEND_CONV_CONFIG")
+    if "config" in case:
+        os.environ["VKBACKEND_CONV_CONFIG"] = case["config"]
+    try:
+        n, c, h, k, co, s, p, ho = _dims(case)
+        x, w, g = _data(case)
+        vx, vw, vg = vk.asarray(x), vk.asarray(w), vk.asarray(g)
+        geom = C._geometry("bench", x.shape, w.shape, 2, (s, s), (p, p), (p, p), (1, 1), (1, 1), 1, False, False)
+        kind = case["pass"]
+        if kind == "forward":
+            fn = lambda: vk.conv2d(vx, vw, stride=s, padding=p)  # noqa: E731
+            pl = C.plan("forward", geom)
+        elif kind == "backward_input":
+            fn = lambda: vk.conv_vjp(vx, vw, vg, stride=s, padding=p, weight_grad=False)[0]  # noqa: E731
+            pl = C.plan("forward", geom.backward_input())
+        else:
+            fn = lambda: vk.conv_vjp(vx, vw, vg, stride=s, padding=p, input_grad=False)[1]  # noqa: E731
+            pl = C.plan("wgrad", geom)
+        err = _sample_error(case, x, w, g, fn().numpy())
+        repeats = max(3, min(50, int(2e11 / _flops(case))))
+        ms = time_vk(fn, repeats=repeats)
+        plan = f"{pl.shader.split('/')[-1]} {dict(pl.defines)} wg={pl.workgroup} grid={pl.grid}"
+        if pl.splits > 1:
+            plan += f" splits={pl.splits}"
+        return {"ms": ms, "tflops": tflops(_flops(case), ms), "max_rel_err": err, "plan": plan}
+    except Exception as e:  # noqa: BLE001 - a failing config is reported, not fatal
+        return {"error": f"{type(e).__name__}: {e}"}
+    finally:
+        if "config" in case:
+            if saved is None:
+                os.environ.pop("VKBACKEND_CONV_CONFIG", None)
+            else:
+                os.environ["VKBACKEND_CONV_CONFIG"] = saved
+
+
+def run_torch(case: dict) -> dict:
+    import torch
+    import torch.nn.functional as F
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.benchmark = True
+    n, c, h, k, co, s, p, ho = _dims(case)
+    x, w, g = (torch.from_numpy(a).cuda() for a in _data(case))
+    kind = case["pass"]
+    if kind == "forward":
+        fn = lambda: F.conv2d(x, w, stride=s, padding=p)  # noqa: E731
+    elif kind == "backward_input":
+        fn = lambda: torch.nn.grad.conv2d_input(x.shape, w, g, stride=s, padding=p)  # noqa: E731
+    else:
+        fn = lambda: torch.nn.grad.conv2d_weight(x, w.shape, g, stride=s, padding=p)  # noqa: E731
+    repeats = max(3, min(50, int(2e11 / _flops(case))))
+    ms = time_torch(fn, repeats=repeats)
+    return {"ms": ms, "tflops": tflops(_flops(case), ms)}
+
+
+if __name__ == "__main__":
+    quick = "--quick" in sys.argv
+    for case in cases(quick):
+        r = run_vk(case)
+        if "error" in r:
+            print(f"{case['name']:48s} {r['error']}")
+        else:
+            print(f"{case['name']:48s} {r['ms']:9.3f} ms {r['tflops']:7.2f} TFLOP/s  err {r['max_rel_err']:.1e}  "
+                  f"{r['plan']}", flush=True)
