@@ -8,22 +8,32 @@ NAME = "elementwise"
 
 def cases(quick: bool) -> list:
     sizes = [1 << 20, 1 << 26] if quick else [1 << 10, 1 << 16, 1 << 20, 1 << 24, 1 << 26]
-    return [{"name": f"add {n}", "size": n} for n in sizes] + [{"name": "sync (1 tiny op + read-back)", "sync": True}]
+    return [{"name": f"add {n}", "size": n} for n in sizes] + [
+        {"name": "latency: tiny op + read-back", "sync": "op+read"},
+        {"name": "latency: tiny op + synchronize", "sync": "op"},
+        {"name": "latency: read-back of a ready array", "sync": "read"}]
+
+
+def _latency(kind: str, op, read, sync) -> dict:
+    """Mean wall time per iteration of the host-visible round trip `kind` (200 iterations)."""
+    import time
+    steps = {"op+read": lambda: read(op()), "op": lambda: (op(), sync()), "read": lambda: read(None)}[kind]
+    steps()
+    t = time.perf_counter()
+    for _ in range(200):
+        steps()
+    return {"ms": (time.perf_counter() - t) / 200 * 1e3}
 
 
 def run_vk(case: dict) -> dict:
-    import time
-
     import numpy as np
 
     import vkbackend as vk
     if case.get("sync"):
         a = vk.zeros(16)
-        (a + 1).numpy()
-        t = time.perf_counter()
-        for _ in range(200):
-            (a + 1).numpy()
-        return {"ms": (time.perf_counter() - t) / 200 * 1e3}
+        ready = a + 1
+        return _latency(case["sync"], lambda: a + 1, lambda r: (ready if r is None else r).numpy(),
+                        vk.synchronize)
     n = case["size"]
     if n * 4 > vk.device().max_storage_buffer_range:
         return {"skipped": "larger than maxStorageBufferRange"}
@@ -33,16 +43,12 @@ def run_vk(case: dict) -> dict:
 
 
 def run_torch(case: dict) -> dict:
-    import time
-
     import torch
     if case.get("sync"):
         a = torch.zeros(16, device="cuda")
-        (a + 1).cpu()
-        t = time.perf_counter()
-        for _ in range(200):
-            (a + 1).cpu()
-        return {"ms": (time.perf_counter() - t) / 200 * 1e3}
+        ready = a + 1
+        return _latency(case["sync"], lambda: a + 1, lambda r: (ready if r is None else r).cpu(),
+                        torch.cuda.synchronize)
     n = case["size"]
     x, y = torch.ones(n, device="cuda"), torch.ones(n, device="cuda")
     ms = time_torch(lambda: x + y)
