@@ -39,9 +39,9 @@ _SHADER = "ops/layernorm.comp"
 _COLSUM = "ops/layernorm_colsum.comp"
 
 # Planning knobs (vectors are vec4 or float, whichever the row is read as).
-VECS_PER_THREAD = 2        # target vectors held per invocation in workgroup-per-row mode
+VECS_PER_THREAD = 1        # target vectors per invocation, workgroup-per-row mode (H100 sweep: 1 best)
 FLOATS_PER_THREAD_FWD = 32  # most floats of the row held per invocation (forward)
-FLOATS_PER_THREAD_BWD = 16  # the same for the backward (x, dy, dweight and dbias partials: 4x)
+FLOATS_PER_THREAD_BWD = 32  # the same for the backward (H100 sweep: 32 beat 8 and 16 at D = 8192)
 PREFERRED_WG_FWD = 512     # largest workgroup the forward picks before it must go larger
 MIN_WG = 32
 SG_VECS = 4                # a subgroup per row while a row is at most this many vectors per lane
