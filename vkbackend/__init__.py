@@ -3,7 +3,6 @@
 Operations record into a command sequence and run when the host needs data (`.numpy()`,
 `np.asarray`, `vk.synchronize()`), one submit for all of them.
 """
-from __future__ import annotations
 
 import os as _os
 

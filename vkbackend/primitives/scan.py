@@ -1,2 +1,354 @@
-"""(placeholder: being written)"""
-__all__: list = []
+"""numpy's cumulative operations: cumsum, cumprod, cummax, cummin (np.maximum/minimum.accumulate).
+
+    vk.cumsum(a, axis=None, dtype=None, exclusive=False, reverse=False, algorithm="decoupled")
+
+axis=None scans the flattened array, as numpy does. exclusive=True shifts the result by one: it
+starts at the operator's identity (0, 1, -inf / the type's minimum for max, +inf / the maximum for
+min). reverse=True scans from the end of the axis (out[i] combines a[i:]).
+
+Result types follow numpy narrowed to 32 bits: integer sums and products run in int32 (uint32)
+and wrap modulo 2**32 where numpy would widen to int64; bool sums count in int32; dtype= converts
+each element before it is combined (dtype=bool: logical or / and, as numpy). NaN propagates
+through cummax/cummin as through np.maximum.accumulate; there -0.0 counts as less than +0.0
+(numpy keeps whichever came first of two equal zeros).
+
+Kernels (shaders/primitives/scan.comp, one shader, variants by defines):
+- Contiguous rows (the last axis, or the flattened array) are cut into tiles of
+  TUNING.workgroup * TUNING.items elements, one workgroup each. algorithm="decoupled" (default) is
+  the single-pass chained scan (2n memory traffic): decoupled look-back made portable by the
+  decoupled fallback (Smith, Levien & Owens, SPAA 2025), so no forward-progress guarantee between
+  workgroups is assumed; its tile-state buffer is kept from scan to scan (epochs, see _TileState),
+  so a scan is one dispatch. algorithm="reduce_then_scan": reduce tiles, scan the tile sums
+  (recursively), scan tiles again from their prefix (3n traffic), for comparison. Rows that fit one
+  tile are one dispatch either way.
+- Other axes (and very short last-axis rows): shaders/primitives/scan_strided.comp, a thread per
+  column and chunk, coalesced across columns; reduce-then-scan over chunks when the axis is long.
+  `algorithm` does not apply there.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+import operator
+
+import numpy as np
+
+from .. import dtypes, runtime
+from ..array import Array
+from . import elementwise
+from .creation import asarray, zeros
+from .launch import groups_for
+
+__all__ = ["cumsum", "cumprod", "cummax", "cummin"]
+
+ALGORITHMS = ("decoupled", "reduce_then_scan")
+SHADER = "primitives/scan.comp"
+STRIDED_SHADER = "primitives/scan_strided.comp"
+STATE_HEADER = 8  # words before the tile states in the chained scan's state buffer (scan.comp)
+
+
+@dataclasses.dataclass(frozen=True)
+class Tuning:
+    """Tunables, read at each call: replace `TUNING` (dataclasses.replace) to try others."""
+    workgroup: int = 256       # invocations per tile workgroup
+    items: int = 16            # elements per invocation (a multiple of 4: vec4 loads and stores)
+    staged: bool = True        # tiles change hands through shared memory (else blocked loads)
+    lookback: int = 8          # predecessor states the look-back reads at once
+    spin: int = 64             # reads of a silent predecessor's state before the fallback
+    software_spin: int = 16    # the same on lavapipe, whose loop budget (65535) every spin uses up
+    short_row: int = 32        # last-axis rows up to this long: a thread per row (scan_strided)
+    chunk: int = 256           # scan_strided: positions along the axis per thread
+    strided_workgroup: int = 256
+    force_fallback: bool = False  # tests: every look-back reduces its predecessors from the input
+
+    @property
+    def tile(self) -> int:
+        return self.workgroup * self.items
+
+
+TUNING = Tuning()
+
+_VEC4 = {"float": "vec4", "int": "ivec4", "uint": "uvec4"}
+_NP = {"float": dtypes.float32, "int": dtypes.int32, "uint": dtypes.uint32}
+
+
+@dataclasses.dataclass(frozen=True)
+class _Kind:
+    """What the kernels compute, as shaders/primitives/scan_types.glsl's defines."""
+    op: str         # add, mul, min, max, over s
+    t_in: str       # GLSL type of the input elements
+    t: str          # GLSL type of the results
+    s: str          # GLSL type the scan runs in
+    key: int = 0    # 1 / 2: float max / min over uint keys
+
+    def defines(self) -> dict:
+        return {"OP": self.op, "T_IN": self.t_in, "T": self.t, "S": self.s, "KEY": self.key,
+                "T_IN4": _VEC4[self.t_in], "T4": _VEC4[self.t], "S4": _VEC4[self.s]}
+
+    def spine(self) -> "_Kind":
+        """The scan of partial results (already in s, keys included) that reduce-then-scan runs."""
+        return _Kind(self.op, self.s, self.s, self.s)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Span:
+    """Where an operand lives: a pooled buffer and an element offset into it."""
+    buffer: object
+    offset: int
+
+
+def _span(a: Array) -> _Span:
+    return _Span(a.buffer, a.offset)
+
+
+# ---- validation (no GPU work) ----------------------------------------------------------------
+def _inspect(a, name: str):
+    """(shape, dtype, host array or None) of the operand, without uploading anything."""
+    if isinstance(a, Array):
+        return a.shape, a.dtype, None
+    if isinstance(a, (np.ndarray, np.generic, list, tuple, numbers.Number)) and not isinstance(a, complex):
+        host = np.asarray(a)
+        return host.shape, dtypes.from_host(host.dtype), host
+    raise TypeError(f"{name}: expected a vk.Array, a numpy array or a number, got {type(a).__name__}")
+
+
+def _check_flag(name: str, what: str, value) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name}: {what} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def _normalize_axis(name: str, axis, ndim: int):
+    if axis is None:
+        return None
+    if isinstance(axis, (bool, np.bool_)):
+        raise TypeError(f"{name}: axis must be an integer or None, got {axis!r}")
+    try:
+        axis = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"{name}: axis must be an integer or None, got {axis!r}") from None
+    if not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(axis, ndim, msg_prefix=name)
+    return axis % ndim
+
+
+def _plan_types(name: str, op: str, in_dtype: np.dtype, dtype):
+    """(kernel kind, result dtype, dtype the input is cast to first or None)."""
+    if dtype is None:
+        target = in_dtype
+        if op in ("add", "mul") and in_dtype == dtypes.bool_:
+            target = dtypes.int32  # numpy counts bools (in its default integer)
+    else:
+        try:
+            target = dtypes.check(dtype)
+        except TypeError as e:
+            raise TypeError(f"{name}: dtype: {e}") from None
+    if target == dtypes.bool_:
+        # numpy adds bools as logical or and multiplies them as logical and: on 0/1 words, max and
+        # mul (whose identity, 1, keeps an exclusive scan's first word a valid bool).
+        bool_op = "max" if op in ("add", "max") else "mul"
+        cast = None if in_dtype == dtypes.bool_ else dtypes.bool_
+        return _Kind(bool_op, "uint", "uint", "uint"), dtypes.bool_, cast
+    t_in, t = dtypes.GLSL[in_dtype], dtypes.GLSL[target]
+    if t == "float" and op in ("max", "min"):
+        return _Kind(op, t_in, t, "uint", key=1 if op == "max" else 2), target, None
+    return _Kind(op, t_in, t, t), target, None
+
+
+def _check_tuning(tuning: Tuning) -> None:
+    dev = runtime.get().device
+    if tuning.items < 4 or tuning.items % 4:
+        raise ValueError(f"scan tuning: items={tuning.items} must be a positive multiple of 4")
+    # scan.comp's shared memory: the staged tile (padded), workgroup.glsl's scratch, a few words.
+    shared = (tuning.tile * 33 // 32 * 4 if tuning.staged else 0) + (tuning.workgroup + 1) * 4 + 64
+    if shared > dev.max_shared_memory:
+        raise ValueError(f"scan tuning: a tile of {tuning.workgroup} x {tuning.items} needs {shared} bytes "
+                         f"of shared memory, the device has {dev.max_shared_memory}")
+    if tuning.lookback < 1:
+        raise ValueError(f"scan tuning: lookback={tuning.lookback} must be positive")
+    if tuning.chunk < 1:
+        raise ValueError(f"scan tuning: chunk={tuning.chunk} must be positive")
+
+
+# ---- kernels ---------------------------------------------------------------------------------
+class _TileState:
+    """The chained scan's tile states (scan.comp), kept from one scan to the next: each scan
+    gets a new epoch whose flags lie above every earlier scan's, and its own range of the tile
+    counter, so the buffer is zeroed (one fill dispatch) only when it is created, grows, or would
+    run out of epochs or counter values, not before every scan."""
+    MAX_EPOCH = 0x7FFE  # flags 2 * epoch + 2 fit the 16 bits above each half value
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self) -> None:
+        self.array: Array | None = None
+        self.rt = None
+        self.tiles = self.epoch = self.base = 0
+
+    def claim(self, tiles: int, workgroups: int) -> tuple:
+        """(buffer, epoch, counter base) for a scan of `tiles` tiles run by `workgroups`."""
+        rt = runtime.get()
+        if (self.rt is not rt or tiles > self.tiles or self.epoch > self.MAX_EPOCH
+                or self.base + workgroups > 0xFFFFFFFF):
+            capacity = max(tiles, 2 * self.tiles if self.rt is rt else 0, 1024)
+            self.reset()
+            self.array = zeros((STATE_HEADER + 2 * capacity,), dtypes.uint32)
+            self.rt, self.tiles = rt, capacity
+        claimed = (self.array, self.epoch, self.base)
+        self.epoch += 1
+        self.base += workgroups
+        return claimed
+
+
+_STATE = _TileState()
+
+
+def _flags(**flags) -> dict:
+    return {k.upper(): None for k, on in flags.items() if on}
+
+
+def _grid(workgroups: int) -> tuple:
+    """A 2-D grid of at least `workgroups` (the shader skips the spare ones)."""
+    limit = runtime.get().device.max_workgroup_count
+    x = min(workgroups, limit[0])
+    y = -(-workgroups // x)
+    if y > limit[1]:
+        raise ValueError(f"scan: {workgroups} tiles exceed the device's grid {limit[:2]}")
+    return (x, y)
+
+
+def _aligned(span: _Span, length: int, rows: int, reverse: bool) -> bool:
+    """Whether every row's quads of logical elements are whole, 16-byte aligned vec4s: rows start
+    (forward) or end (reverse) at a multiple of 4 elements."""
+    anchor = span.offset + (length if reverse else 0)
+    return anchor % 4 == 0 and (rows == 1 or length % 4 == 0)
+
+
+def _tile_kernel(kind: _Kind, mode: int, tuning: Tuning, **flags):
+    defines = kind.defines()
+    defines.update(MODE=mode, ITEMS=tuning.items, LOOKBACK=tuning.lookback,
+                   **_flags(staged=tuning.staged, **flags))
+    spin = tuning.software_spin if runtime.get().device.is_software else tuning.spin
+    return runtime.get().kernel(SHADER, defines, tuning.workgroup, spec=(spin,))
+
+
+def _scan_rows(kind: _Kind, src: _Span, dst: _Span, rows: int, length: int, exclusive: bool,
+               reverse: bool, algorithm: str, tuning: Tuning) -> None:
+    """Record the scan of `rows` contiguous rows of `length` from src into dst."""
+    tiles_per_row = -(-length // tuning.tile)
+    tiles = rows * tiles_per_row
+    flags = dict(exclusive=exclusive, reverse=reverse)
+    vec = int(_aligned(src, length, rows, reverse)) | 2 * int(_aligned(dst, length, rows, reverse))
+    push = [length, rows, tiles_per_row, src.offset, dst.offset]
+    if tiles_per_row == 1:
+        k = _tile_kernel(kind, 0, tuning, **flags)
+        k([src.buffer, dst.buffer, dst.buffer], push + [0, vec], _grid(tiles))
+    elif algorithm == "decoupled":
+        grid = _grid(tiles)
+        state, epoch, base = _STATE.claim(tiles, grid[0] * grid[1])
+        k = _tile_kernel(kind, 2, tuning, force_fallback=tuning.force_fallback, **flags)
+        k([src.buffer, dst.buffer, state.buffer], push + [state.offset, vec, epoch, base], grid)
+    else:
+        sums = Array.empty((tiles,), _NP[kind.s])
+        reduce_k = _tile_kernel(kind, 1, tuning, reverse=reverse)
+        reduce_k([src.buffer, sums.buffer, sums.buffer], push + [sums.offset, vec], _grid(tiles))
+        prefixes = Array.empty((tiles,), _NP[kind.s])
+        _scan_rows(kind.spine(), _span(sums), _span(prefixes), rows, tiles_per_row, True, False,
+                   algorithm, tuning)
+        k = _tile_kernel(kind, 0, tuning, has_prefix=True, **flags)
+        k([src.buffer, dst.buffer, prefixes.buffer], push + [prefixes.offset, vec], _grid(tiles))
+
+
+def _scan_strided(kind: _Kind, src: _Span, dst: _Span, outer: int, length: int, inner: int,
+                  exclusive: bool, reverse: bool, tuning: Tuning) -> None:
+    """Record the scan along the middle axis of an (outer, length, inner) array."""
+    chunks = -(-length // tuning.chunk)
+    threads = outer * chunks * inner
+    wg = tuning.strided_workgroup
+    rt = runtime.get()
+
+    def kernel(mode, **flags):
+        defines = kind.defines()
+        defines.update(MODE=mode, **_flags(**flags))
+        return rt.kernel(STRIDED_SHADER, defines, wg)
+
+    push = [length, inner, outer, chunks, tuning.chunk, src.offset, dst.offset]
+    groups = (groups_for(threads, wg),)
+    if chunks == 1:
+        k = kernel(0, exclusive=exclusive, reverse=reverse)
+        k([src.buffer, dst.buffer, dst.buffer], push + [0], groups)
+        return
+    sums = Array.empty((threads,), _NP[kind.s])
+    kernel(1, reverse=reverse)([src.buffer, sums.buffer, sums.buffer], push + [sums.offset], groups)
+    prefixes = Array.empty((threads,), _NP[kind.s])
+    _scan_strided(kind.spine(), _span(sums), _span(prefixes), outer, chunks, inner, True, False, tuning)
+    k = kernel(0, exclusive=exclusive, reverse=reverse, has_prefix=True)
+    k([src.buffer, dst.buffer, prefixes.buffer], push + [prefixes.offset], groups)
+
+
+# ---- the API ---------------------------------------------------------------------------------
+def _cumulative(name: str, op: str, a, axis, dtype, exclusive, reverse, algorithm) -> Array:
+    shape, in_dtype, host = _inspect(a, name)
+    exclusive = _check_flag(name, "exclusive", exclusive)
+    reverse = _check_flag(name, "reverse", reverse)
+    if not isinstance(algorithm, str) or algorithm not in ALGORITHMS:
+        raise ValueError(f"{name}: algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
+    kind, out_dtype, cast = _plan_types(name, op, in_dtype, dtype)
+    axis = _normalize_axis(name, axis, max(len(shape), 1))  # a 0-d array scans as shape (1,)
+    size = math.prod(shape)
+    out_shape = (size,) if axis is None or not shape else shape
+    tuning = TUNING
+    _check_tuning(tuning)
+    # Validated: GPU work from here on.
+    x = asarray(host, in_dtype) if host is not None else a
+    if size == 0:
+        return Array.empty(out_shape, out_dtype)
+    if cast is not None:
+        x = elementwise.astype(x, cast)
+    out = Array.empty(out_shape, out_dtype)
+    ax = 0 if axis is None else axis
+    outer, length, inner = math.prod(out_shape[:ax]), out_shape[ax], math.prod(out_shape[ax + 1:])
+    if inner == 1 and length > tuning.short_row:
+        _scan_rows(kind, _span(x), _span(out), outer, length, exclusive, reverse, algorithm, tuning)
+    else:
+        _scan_strided(kind, _span(x), _span(out), outer, length, inner, exclusive, reverse, tuning)
+    return out
+
+
+def cumsum(a, axis=None, dtype=None, exclusive: bool = False, reverse: bool = False,
+           algorithm: str = "decoupled") -> Array:
+    """numpy.cumsum(a, axis, dtype); `exclusive` starts from 0, `reverse` sums from the end.
+    int32/uint32 sums wrap modulo 2**32 (numpy widens to 64 bits); bools count in int32."""
+    return _cumulative("cumsum", "add", a, axis, dtype, exclusive, reverse, algorithm)
+
+
+def cumprod(a, axis=None, dtype=None, exclusive: bool = False, reverse: bool = False,
+            algorithm: str = "decoupled") -> Array:
+    """numpy.cumprod(a, axis, dtype); `exclusive` starts from 1, `reverse` multiplies from the end.
+    int32/uint32 products wrap modulo 2**32 (numpy widens to 64 bits)."""
+    return _cumulative("cumprod", "mul", a, axis, dtype, exclusive, reverse, algorithm)
+
+
+def cummax(a, axis=None, exclusive: bool = False, reverse: bool = False,
+           algorithm: str = "decoupled") -> Array:
+    """numpy.maximum.accumulate(a, axis) (axis=None: flattened); NaN propagates.
+    `exclusive` starts from -inf (floats) or the type's minimum."""
+    return _cumulative("cummax", "max", a, axis, None, exclusive, reverse, algorithm)
+
+
+def cummin(a, axis=None, exclusive: bool = False, reverse: bool = False,
+           algorithm: str = "decoupled") -> Array:
+    """numpy.minimum.accumulate(a, axis) (axis=None: flattened); NaN propagates.
+    `exclusive` starts from +inf (floats) or the type's maximum."""
+    return _cumulative("cummin", "min", a, axis, None, exclusive, reverse, algorithm)
+
+
+def fallback_count() -> int | None:
+    """Diagnostics (synchronizes): how many tiles chained scans reduced from the input because a
+    predecessor had published nothing within the spin limit, since the tile state was last
+    zeroed (`_STATE.reset()` starts afresh); None before any chained scan."""
+    if _STATE.array is None:
+        return None
+    return int(_STATE.array.numpy()[1])

@@ -1,0 +1,340 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#include "lib/common.glsl"
+#include "lib/workgroup.glsl"
+#include "scan_types.glsl"
+// @variants OP=add T_IN=float T=float S=float KEY=0 T_IN4=vec4 T4=vec4 S4=vec4 MODE=0|1|2 ?EXCLUSIVE ?REVERSE ITEMS=16 LOOKBACK=8 ?STAGED
+// @variants OP=add|mul|min|max T_IN=int|uint T=int S=int KEY=0 T_IN4=ivec4 T4=ivec4 S4=ivec4 MODE=2 ITEMS=16 LOOKBACK=8 STAGED
+// @variants OP=max|min T_IN=float T=float S=uint KEY=1|2 T_IN4=vec4 T4=vec4 S4=uvec4 MODE=0|2 ?HAS_PREFIX ITEMS=16 LOOKBACK=8 STAGED
+// Scans of `rows` contiguous rows of `len` elements each, tile by tile: a tile is TILE = WG_SIZE *
+// ITEMS consecutive elements of one row, one workgroup per tile.
+//
+// MODE 0 (SCAN)     scan each tile; its prefix is the identity (rows of one tile), or with
+//                   HAS_PREFIX the tile's entry of aux (reduce-then-scan's downsweep)
+// MODE 1 (REDUCE)   aux[tile] = the combination of the tile (reduce-then-scan's upsweep)
+// MODE 2 (CHAINED)  the single-pass chained scan: decoupled look-back with the decoupled fallback;
+//                   aux is the tile state (below)
+//
+// Defines: scan_types.glsl's, plus MODE, HAS_PREFIX, EXCLUSIVE, REVERSE (the scan runs from the
+// end of each row), ITEMS (per thread, a multiple of 4), STAGED (tile layout, see load_tile),
+// LOOKBACK (predecessor states read at once), FORCE_FALLBACK (tests: never trust the state of a
+// predecessor, always reduce it from the input).
+// Spec constant 2: SPIN_LIMIT, reads of a predecessor's state that shows nothing before the
+// waiting workgroup reduces that tile itself.
+// Bindings: 0 input, 1 output (unused by REDUCE), 2 aux.
+// Push: len, rows, tiles per row, input offset, output offset, aux offset (elements / words),
+// vec: bit 0 / bit 1 set when the input's / output's rows start (REVERSE: end) 16-byte aligned, so
+// that whole quads move as one vector (a uniform branch rather than more pipeline variants);
+// CHAINED only: epoch and base (see the tile state).
+// Tiles are numbered row-major, (row, tile of the row); beyond the grid's x extent, along y.
+layout(constant_id = 2) const uint SPIN_LIMIT = 64u;
+
+layout(push_constant) uniform Push {
+    uint len; uint rows; uint tiles_per_row; uint in_off; uint out_off; uint aux_off; uint vec;
+    uint epoch; uint base;
+} p;
+
+// Two views of each of the input and output: scalars and 4-vectors (descriptor aliasing). The
+// input is never written by this dispatch, which `restrict` tells the compiler (a read-only
+// cache path on some GPUs).
+layout(std430, binding = 0) restrict readonly buffer InS { T_IN in_s[]; };
+layout(std430, binding = 0) restrict readonly buffer InV { T_IN4 in_v[]; };
+layout(std430, binding = 1) writeonly buffer OutS { T out_s[]; };
+layout(std430, binding = 1) writeonly buffer OutV { T4 out_v[]; };
+// The tile state is read by other workgroups while they spin: coherent and volatile, so that
+// every read goes to memory shared by all workgroups and is not hoisted out of the loop.
+layout(std430, binding = 2) coherent volatile buffer Aux { uint aux[]; };
+
+const uint QUADS = ITEMS / 4u;          // quads per thread
+const uint TILE = WG_SIZE * ITEMS;
+const uint TILE_QUADS = TILE / 4u;
+
+bool leader() { return gl_LocalInvocationIndex == 0u; }
+
+// ---- global memory: quads of logical elements, REVERSE and alignment handled here ----------
+
+// Physical index of logical element e of a row whose first element is at `base`.
+uint phys(uint base, uint e) {
+#ifdef REVERSE
+    return base + p.len - 1u - e;
+#else
+    return base + e;
+#endif
+}
+
+// Logical elements 4q..4q+3 of `row`; identity past the end of the row.
+S4 load_quad(uint row, uint q) {
+    uint base = p.in_off + row * p.len;
+    uint e = 4u * q;
+    if ((p.vec & 1u) != 0u && e + 4u <= p.len) {
+#ifdef REVERSE
+        return load_convert(in_v[(base + p.len - e) / 4u - 1u].wzyx);
+#else
+        return load_convert(in_v[(base + e) / 4u]);
+#endif
+    }
+    S4 r = S4(IDENTITY);
+    for (uint c = 0u; c < 4u; ++c)
+        if (e + c < p.len) r[c] = load_convert(in_s[phys(base, e + c)]);
+    return r;
+}
+
+void store_quad(uint row, uint q, S4 v) {
+    uint base = p.out_off + row * p.len;
+    uint e = 4u * q;
+    T4 t = store_convert(v);
+    if ((p.vec & 2u) != 0u && e + 4u <= p.len) {
+#ifdef REVERSE
+        out_v[(base + p.len - e) / 4u - 1u] = t.wzyx;
+#else
+        out_v[(base + e) / 4u] = t;
+#endif
+        return;
+    }
+    for (uint c = 0u; c < 4u; ++c)
+        if (e + c < p.len) out_s[phys(base, e + c)] = t[c];
+}
+
+// ---- one tile ------------------------------------------------------------------------------
+
+// The combination of tile `t` of `row`, in every invocation. Loads are striped over the
+// workgroup (coalesced); the order of a reduction does not matter for these operators
+// (float sums round differently, within the scan's tolerance).
+S reduce_tile(uint row, uint t) {
+    S acc = IDENTITY;
+    for (uint k = 0u; k < QUADS; ++k) {
+        S4 v = load_quad(row, t * TILE_QUADS + k * WG_SIZE + wg_rank());
+        acc = COMBINE(acc, COMBINE(COMBINE(v.x, v.y), COMBINE(v.z, v.w)));
+    }
+    return PASTE(wg_reduce_, OP)(acc);
+}
+
+// The scan wants each thread to own ITEMS consecutive elements of the tile (in scan-rank order).
+// STAGED: global memory is read and written in quads striped over the workgroup (every access of
+// a subgroup is one contiguous run) and the tile passes through shared memory to change hands;
+// one padding word per 32 keeps both patterns free of bank conflicts for ITEMS = 4, 8 and 16.
+// Otherwise (blocked) each thread loads and stores its own ITEMS / 4 consecutive quads directly:
+// no shared memory and no barriers, but each access of a subgroup is strided (which the caches
+// may or may not absorb: a tunable, to measure per device).
+#if MODE != 1 && defined(STAGED)
+shared S stage[TILE + TILE / 32u];
+uint padded(uint i) { return i + (i >> 5); }
+
+void load_tile(uint row, uint t, out S x[ITEMS]) {
+    uint r = wg_rank();
+    for (uint k = 0u; k < QUADS; ++k) {
+        uint q = k * WG_SIZE + r;
+        S4 v = load_quad(row, t * TILE_QUADS + q);
+        for (uint c = 0u; c < 4u; ++c) stage[padded(4u * q + c)] = v[c];
+    }
+    barrier();
+    for (uint j = 0u; j < ITEMS; ++j) x[j] = stage[padded(r * ITEMS + j)];
+    barrier();  // stage is written again by store_tile
+}
+
+void store_tile(uint row, uint t, S x[ITEMS]) {
+    uint r = wg_rank();
+    for (uint j = 0u; j < ITEMS; ++j) stage[padded(r * ITEMS + j)] = x[j];
+    barrier();
+    for (uint k = 0u; k < QUADS; ++k) {
+        uint q = k * WG_SIZE + r;
+        uint i = 4u * q;
+        store_quad(row, t * TILE_QUADS + q,
+                   S4(stage[padded(i)], stage[padded(i + 1u)], stage[padded(i + 2u)], stage[padded(i + 3u)]));
+    }
+}
+#elif MODE != 1
+void load_tile(uint row, uint t, out S x[ITEMS]) {
+    uint first = t * TILE_QUADS + wg_rank() * QUADS;
+    for (uint k = 0u; k < QUADS; ++k) {
+        S4 v = load_quad(row, first + k);
+        for (uint c = 0u; c < 4u; ++c) x[4u * k + c] = v[c];
+    }
+}
+
+void store_tile(uint row, uint t, S x[ITEMS]) {
+    uint first = t * TILE_QUADS + wg_rank() * QUADS;
+    for (uint k = 0u; k < QUADS; ++k)
+        store_quad(row, first + k, S4(x[4u * k], x[4u * k + 1u], x[4u * k + 2u], x[4u * k + 3u]));
+}
+#endif
+
+// Scans x in place, within the tile: inclusive or exclusive per EXCLUSIVE, each element already
+// combined with this thread's predecessors in the tile. Returns the tile's aggregate.
+S scan_tile(inout S x[ITEMS], out S thread_prefix) {
+    S run = IDENTITY;
+    for (uint j = 0u; j < ITEMS; ++j) {
+        S before = run;
+        run = COMBINE(run, x[j]);
+#ifdef EXCLUSIVE
+        x[j] = before;
+#else
+        x[j] = run;
+#endif
+    }
+    S aggregate;
+    thread_prefix = PASTE(wg_exclusive_scan_, OP)(run, aggregate);
+    return aggregate;
+}
+
+// ---- the chained scan's tile state ---------------------------------------------------------
+// aux[aux_off]: the tile counter; aux[aux_off + 1]: how many fallbacks ran (a diagnostic);
+// then two words per tile from aux_off + STATE_HEADER.
+//
+// A tile's state is a flag, EMPTY < AGGREGATE < PREFIX, and a 32-bit value: the tile's own
+// combination, or the inclusive prefix of the row up to and including it. Without 64-bit atomics
+// flag and value cannot share one word, so each of the two words holds the flag in bits 16..31
+// and one half of the value in bits 0..15: a word is self-describing, and one atomic write
+// publishes one half together with the flag it belongs to.
+//  - The buffer outlives a scan: scan number `epoch` (since the buffer was zeroed) stores
+//    AGGREGATE as 2 * epoch + 1 and PREFIX as 2 * epoch + 2, above every flag of earlier scans
+//    (and the zeros), which thus read as EMPTY: no clearing dispatch before each scan. The tile
+//    counter runs on across scans too; this scan's tiles count from `base`. (The host zeroes the
+//    buffer again before the flags or the counter would overflow.)
+//  - Only the tile's own workgroup writes its state: AGGREGATE once, then PREFIX once.
+//    A stealing workgroup (the fallback) keeps what it computed to itself; were it to publish,
+//    a float sum reduced in another order could differ in its low bits, and two writers'
+//    halves could mix into a value neither computed.
+//  - Writes are atomicMax: the flag sits above the value, so a word only ever moves to a later
+//    flag, whatever order the two publications of a word land in.
+//  - A reader accepts the state only when both words carry the same flag: one writer, one write
+//    per flag and word, so equal flags mean both halves come from the same publication. Unequal
+//    flags (a publication half done) read as EMPTY: wait, or fall back.
+// Nothing else travels between workgroups through this state (the value is in the words that
+// carry the flag), so no memory barrier is needed for correctness.
+const uint STATE_HEADER = 8u;  // the counter and the diagnostic on their own
+const uint FLAG_EMPTY = 0u;      // this scan's flags, relative to 2 * epoch
+const uint FLAG_AGGREGATE = 1u;
+const uint FLAG_PREFIX = 2u;
+
+void publish(uint tile, uint flag, S value) {
+    uint bits = to_bits(value);
+    uint stored = (2u * p.epoch + flag) << 16;
+    uint at = p.aux_off + STATE_HEADER + 2u * tile;
+    atomicMax(aux[at], stored | (bits & 0xffffu));
+    atomicMax(aux[at + 1u], stored | (bits >> 16));
+}
+
+uint read_state(uint tile, out S value) {
+    uint at = p.aux_off + STATE_HEADER + 2u * tile;
+    uint lo = aux[at];
+    uint hi = aux[at + 1u];
+    value = FROM_BITS(S, (hi << 16) | (lo & 0xffffu));
+    uint flag = lo >> 16;
+    return flag == (hi >> 16) && flag > 2u * p.epoch ? flag - 2u * p.epoch : FLAG_EMPTY;
+}
+
+// The leader's part of the look-back: combines published predecessors into `prefix`, from tile
+// j down, until one shows its inclusive prefix (true), or one shows nothing for SPIN_LIMIT reads
+// (false; j is that tile). It reads LOOKBACK states at once: independent loads overlap their
+// latency, so one thread walks about as fast as a subgroup-wide look-back, with no subgroup
+// operation. Every loop is bounded, and j and prefix change together, so even a loop cut short
+// (lavapipe ends a shader's loops after 65535 iterations in all) leaves a state the caller resumes.
+bool walk_back(uint first, inout uint j, inout S prefix) {
+#ifdef FORCE_FALLBACK
+    return false;
+#endif
+    for (;;) {
+        uint n = min(LOOKBACK, j - first + 1u);
+        uint flags[LOOKBACK];
+        S values[LOOKBACK];
+        for (uint w = 0u; w < LOOKBACK; ++w)
+            flags[w] = w < n ? read_state(j - w, values[w]) : FLAG_EMPTY;
+        uint w = 0u;
+        for (; w < n && flags[w] != FLAG_EMPTY; ++w) {
+            prefix = COMBINE(values[w], prefix);
+            if (flags[w] == FLAG_PREFIX || j == first) return true;
+            --j;
+        }
+        if (w == n) continue;  // aggregates all along: the next window
+        // Tile j has shown nothing yet: wait for it, a bounded number of reads.
+        S value;
+        uint flag = FLAG_EMPTY;
+        for (uint spins = 0u; flag == FLAG_EMPTY && spins < SPIN_LIMIT; ++spins)
+            flag = read_state(j, value);
+        if (flag == FLAG_EMPTY) return false;
+        prefix = COMBINE(value, prefix);
+        if (flag == FLAG_PREFIX || j == first) return true;
+        --j;
+    }
+    return false;
+}
+
+shared uint lb_done;
+shared uint lb_tile;
+shared uint lb_prefix;
+
+// The exclusive prefix of tile `tile` of `row`, which starts at tile `first` (< tile). The leader walks
+// back; when a predecessor shows nothing, the whole workgroup reduces that tile from the input
+// (the decoupled fallback) and the leader walks on from the one before it. No workgroup ever
+// waits unboundedly for another: each round either finishes or moves past one tile, and the row's
+// first tile needs no predecessor. So the scan completes without any forward-progress guarantee
+// between workgroups (a stalled or not-yet-running predecessor just costs a reduction).
+S look_back(uint row, uint first, uint tile) {
+    uint j = tile - 1u;
+    S prefix = IDENTITY;  // the leader's
+    for (;;) {  // uniform: every decision comes through shared memory
+        if (leader()) {
+            lb_done = walk_back(first, j, prefix) ? 1u : 0u;
+            lb_tile = j;
+        }
+        barrier();
+        bool done = lb_done != 0u;
+        uint stuck = lb_tile;
+        barrier();
+        if (done) break;
+        S agg = reduce_tile(row, stuck - first);
+        if (leader()) {
+            prefix = COMBINE(agg, prefix);
+            atomicAdd(aux[p.aux_off + 1u], 1u);
+        }
+        if (stuck == first) break;  // the row's first tile: its aggregate is its prefix
+        j = stuck - 1u;
+    }
+    if (leader()) lb_prefix = to_bits(prefix);
+    barrier();
+    return FROM_BITS(S, lb_prefix);
+}
+
+shared uint tile_id;
+
+// The chained scan numbers tiles by the order workgroups start, not by gl_WorkGroupID: every
+// predecessor of a tile then belongs to a workgroup that has already started.
+uint acquire_tile() {
+#if MODE == 2
+    if (leader()) tile_id = atomicAdd(aux[p.aux_off], 1u) - p.base;
+    barrier();
+    return tile_id;
+#else
+    return gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+#endif
+}
+
+void main() {
+    uint tile = acquire_tile();
+    if (tile >= p.rows * p.tiles_per_row) return;  // the grid's spare workgroups
+    uint row = tile / p.tiles_per_row;
+    uint t = tile - row * p.tiles_per_row;
+#if MODE == 1
+    S total = reduce_tile(row, t);
+    if (leader()) aux[p.aux_off + tile] = to_bits(total);
+#else
+    S x[ITEMS];
+    load_tile(row, t, x);
+    S thread_prefix;
+    S aggregate = scan_tile(x, thread_prefix);
+    S tile_prefix = IDENTITY;
+#if MODE == 2
+    if (leader()) publish(tile, t == 0u ? FLAG_PREFIX : FLAG_AGGREGATE, aggregate);
+    if (t > 0u) {
+        tile_prefix = look_back(row, tile - t, tile);
+        if (leader()) publish(tile, FLAG_PREFIX, COMBINE(tile_prefix, aggregate));
+    }
+#elif defined(HAS_PREFIX)
+    tile_prefix = FROM_BITS(S, aux[p.aux_off + tile]);
+#endif
+    S before = COMBINE(tile_prefix, thread_prefix);
+    for (uint j = 0u; j < ITEMS; ++j) x[j] = COMBINE(before, x[j]);
+    store_tile(row, t, x);
+#endif
+}
