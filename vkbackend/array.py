@@ -29,6 +29,8 @@ class Storage:
 
 
 def _normalize_shape(shape) -> tuple:
+    if type(shape) is tuple and all(type(s) is int and s >= 0 for s in shape):
+        return shape  # the common case, from our own code
     if isinstance(shape, numbers.Integral):
         shape = (shape,)
     try:

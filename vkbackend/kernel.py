@@ -90,7 +90,7 @@ class Kernel:
         """Record a dispatch of `groups` workgroups over `buffers` (bindings 0..n-1)."""
         groups = tuple(groups) + (1,) * (3 - len(groups))
         limits = self.rt.device.max_workgroup_count
-        if any(g < 1 or g > lim for g, lim in zip(groups, limits)):
+        if not (0 < groups[0] <= limits[0] and 0 < groups[1] <= limits[1] and 0 < groups[2] <= limits[2]):
             raise ValueError(f"{self.shader}: dispatch {groups} outside 1..{limits}")
         words = pack_push(push)
         algo = self.rt.pipelines.get(self.spirv_hash, self.spirv, self.spec, buffers, len(words))

@@ -29,20 +29,31 @@ def _operand(x, name: str):
                     "a numpy array or a Python number")
 
 
-def _np_type(x):
-    # Python scalars stay "weak" (NEP 50), as numpy treats them.
+def _type_key(x):
+    """An operand's type for promotion: its dtype, or for a Python scalar its (weak, NEP 50) type."""
     if isinstance(x, Array):
         return x.dtype
-    return x.dtype if isinstance(x, np.generic) else x
+    if isinstance(x, np.generic):
+        return x.dtype
+    return bool if isinstance(x, bool) else int if isinstance(x, int) else float
+
+
+_WEAK = {bool: True, int: 1, float: 1.0}
+
+
+@functools.lru_cache(maxsize=1024)
+def _promote_keys(keys: tuple, name: str) -> np.dtype:
+    promoted = np.result_type(*[_WEAK.get(k, k) for k in keys])
+    if all(k in _WEAK for k in keys):
+        # no array among the operands: Python ints give int32 and floats float32 (as asarray
+        # does), since numpy's default int64/float64 have no 32-bit home
+        return dtypes.from_host(promoted)
+    return dtypes.narrow(promoted, name)
 
 
 def _promote(operands, name: str) -> np.dtype:
-    """numpy's result type; with no array among the operands, Python ints give int32 and floats
-    float32 (as asarray does), since numpy's default int64/float64 have no 32-bit home."""
-    promoted = np.result_type(*[_np_type(x) for x in operands])
-    if not any(isinstance(x, (Array, np.generic)) for x in operands):
-        return dtypes.from_host(promoted)
-    return dtypes.narrow(promoted, name)
+    """numpy's result type, narrowed to 32 bits (cached by operand types)."""
+    return _promote_keys(tuple(_type_key(x) for x in operands), name)
 
 
 def _scalar_bits(value, dtype: np.dtype, name: str) -> int:
