@@ -15,6 +15,9 @@ Kernels (shaders/ops/):
                     Gathers: channel-chunked at one tap (wide channels; 1x1 stride 1 is a plain
                     GEMM), flat (few channels per group), and flat through a shared-memory table
                     of (channel, tap) offsets (a first layer with C_in <= 4).
+                    NARROW mode (C_out per group <= 8, e.g. the backward-input of a first layer,
+                    a GEMM with N = 3): no A tile; each invocation gathers RT rows straight from x
+                    and accumulates all NN (4 or 8) channels, the weight chunk in shared memory.
   conv_direct.comp  one output per invocation: depthwise and other tiny per-group channel counts.
   conv_wgrad.comp   backward-weight: (input channel, tap) x output channels over (batch, output
                     position), the reduction split across workgroups into partial sums.
@@ -30,6 +33,14 @@ VKBACKEND_CONV_CONFIG overrides them for tuning, e.g. "BM=128,BN=64,BK=8,TM=8,TN
 "fwd.path=direct,wgrad.splits=16"; keys: path (gemm|direct), gather (uniform|flat|table),
 phased (0|1), BM, BN, BK, TM, TN (powers of two; TM, TN multiples of 4), splits, gridx (cap on
 grid x: the kernels loop), optionally prefixed with fwd. (forward and backward-input) or wgrad.
+The narrow kernel (path=narrow; the default where C_out per group <= 8 and not direct) ignores
+the tile keys and takes RT (rows per invocation, 1-16), NN (4|8 channels per workgroup), KC
+(channels per weight chunk) and WG (workgroup size); path=gemm forces the tiled GEMM.
+
+Default plans on hardware (rules from H100 sweeps of tools/benchmarks/conv.py): forward GEMMs
+with more than 32 output channels use 128x64 tiles (8x4 per invocation), or 64x64x16 (4x4) for a
+transposed weight read (backward-input) with under two waves (2 x 132 workgroups) of 128x64
+tiles; BK=16 only for the channel-chunked gather with K > 256 and at least two waves, else 8.
 """
 from __future__ import annotations
 
@@ -263,8 +274,8 @@ def _conv_params(fn, nd, wshape, stride, padding, dilation):
 # ----------------------------------------------------------------------------------------------
 # planning
 # ----------------------------------------------------------------------------------------------
-_KEYS = {"path", "gather", "phased", "BM", "BN", "BK", "TM", "TN", "splits", "gridx"}
-_WORDS = {"path": ("gemm", "direct"), "gather": ("uniform", "flat", "table")}
+_KEYS = {"path", "gather", "phased", "BM", "BN", "BK", "TM", "TN", "splits", "gridx", "RT", "NN", "KC", "WG"}
+_WORDS = {"path": ("gemm", "direct", "narrow"), "gather": ("uniform", "flat", "table")}
 
 
 @functools.lru_cache(maxsize=16)
@@ -348,7 +359,8 @@ _CANDIDATES = [
 _SM_ESTIMATE = 132  # Vulkan does not report multiprocessors; a large discrete GPU (H100 SXM)
 
 
-def _default_tiles(kind: str, rows: int, cols: int, batches: int, red: int, devkey) -> tuple:
+def _default_tiles(kind: str, rows: int, cols: int, batches: int, red: int, devkey,
+                   transposed: bool = False) -> tuple:
     """(BM, BN, BK, TM, TN) for a GEMM of rows x cols over `red` (per group), `batches` times.
 
     Forward: the candidate with the least estimated time, (tiles per multiprocessor) x tile work /
@@ -360,6 +372,14 @@ def _default_tiles(kind: str, rows: int, cols: int, batches: int, red: int, devk
         while bn < min(cols, 32):
             bn *= 2
         return 32, bn, 8, 4, 4
+    if kind == "fwd" and cols > 32:
+        # Measured on an H100 (conv benchmark sweeps): 128x64 tiles with 8x4 blocks win or tie
+        # almost everywhere; with under two waves of them (two 256-invocation workgroups per
+        # multiprocessor), a transposed weight read (backward-input) does better with 64x64x16.
+        # BK is refined by the planner once the gather is known.
+        if transposed and -(-rows // 128) * -(-cols // 64) * batches < 2 * _SM_ESTIMATE:
+            return 64, 64, 16, 4, 4
+        return 128, 64, 16, 8, 4
     best = None
     for bm, bn, tm, tn, eff in _CANDIDATES:
         if bn > 4 and bn // 2 >= cols:   # a narrower candidate covers the columns
@@ -389,8 +409,8 @@ class _Plan:
     flops: int = 0
 
 
-def _tiles_with_override(kind, cfg, rows, cols, batches, red, devkey, table=0):
-    bm, bn, bk, tm, tn = _default_tiles(kind, rows, cols, batches, red, devkey)
+def _tiles_with_override(kind, cfg, rows, cols, batches, red, devkey, table=0, transposed=False):
+    bm, bn, bk, tm, tn = _default_tiles(kind, rows, cols, batches, red, devkey, transposed)
     bm, bn, bk = cfg.get("BM", bm), cfg.get("BN", bn), cfg.get("BK", bk)
     tm, tn = cfg.get("TM", min(tm, bm)), cfg.get("TN", min(tn, bn))
     nt = _check_tiles(kind, bm, bn, bk, tm, tn, devkey, table)
@@ -406,31 +426,8 @@ def _phases(geom: _Geom, cfg: dict) -> int:
     return nph if ok and cfg.get("phased", 1) else 1
 
 
-@functools.lru_cache(maxsize=256)
-def _plan_forward(geom: _Geom, has_bias: bool, devkey: tuple, cfg_raw: str) -> _Plan:
-    cfg = _parse_config(cfg_raw)["fwd"]
-    max_count = devkey[4]
-    path = cfg.get("path")
-    if path is None:
-        path = "direct" if (geom.cig <= 4 and geom.cog <= 4) else "gemm"
-    nph = _phases(geom, cfg)
-    if geom.groups * nph > max_count[2]:
-        nph = 1
-    # Per phase: output positions and taps per axis, at most.
-    rows = geom.n * math.prod(-(-o // i) for o, i in zip(geom.so, geom.id)) if nph > 1 else geom.rows
-    kp = math.prod(-(-k // i) for k, i in zip(geom.k, geom.id)) if nph > 1 else geom.kp
-    if path == "gemm":
-        bm, bn, bk, tm, tn, nt = _tiles_with_override("fwd", cfg, rows, geom.cog, geom.groups * nph,
-                                                      geom.cig * kp, devkey)
-        ny = -(-geom.cog // bn)
-        if geom.groups > max_count[2] or ny > max_count[1]:
-            path = "direct"
-    if path == "direct":
-        wg = 64 if devkey[1] else 128
-        total = geom.n * geom.cout * math.prod(geom.so)
-        grid = (max(1, min(-(-total // wg), max_count[0], cfg.get("gridx", 65535))), 1, 1)
-        defines = (("HAS_BIAS", int(has_bias)),) + ((("NO_UNROLL", 1),) if devkey[1] else ())
-        return _Plan("ops/conv_direct.comp", defines, wg, geom.spec(), grid, flops=geom.flops())
+def _gather(geom: _Geom, cfg: dict, nph: int, kp: int, bk: int) -> tuple:
+    """(gather, table entries) of conv_gemm.comp for reduction stages of bk."""
     steps_uniform = kp * -(-geom.cig // bk)
     steps_flat = -(-(geom.cig * kp) // bk)
     table_n = steps_flat * bk
@@ -444,6 +441,95 @@ def _plan_forward(geom: _Geom, has_bias: bool, devkey: tuple, cfg_raw: str) -> _
             gather = "table" if table_ok else "flat"
     if gather == "table" and not table_ok:
         gather = "flat"  # the table needs no input dilation, taps < 1024, <= 2048 (channel, tap) pairs
+    return gather, table_n
+
+
+_NARROW_MAX_COG = 8   # output channels per group up to which the narrow kernel is the default
+
+
+def _plan_narrow(geom: _Geom, has_bias: bool, devkey: tuple, cfg: dict, nph: int, rows: int):
+    """conv_gemm.comp's NARROW mode: few output channels per group (backward-input of a first
+    layer). None when the dispatch limits do not allow it (the GEMM path then)."""
+    max_count = devkey[4]
+    soft = devkey[1]
+    nn = cfg.get("NN", 4 if geom.cog <= 4 else 8)
+    wg = cfg.get("WG", 64 if soft else 256)
+    kc = cfg.get("KC", min(8 if soft else 32, geom.cig))
+    if nn not in (4, 8) or not 1 <= wg <= devkey[3] or kc < 1 or 4 * kc * nn > devkey[2]:
+        raise ValueError(f"conv narrow plan NN={nn} WG={wg} KC={kc}: need NN 4 or 8, WG <= "
+                         f"{devkey[3]}, KC >= 1 and the weight chunk in shared memory")
+    ny = -(-geom.cog // nn)
+    if ny > max_count[1] or geom.groups * nph > max_count[2]:
+        return None
+    if "RT" in cfg:
+        rt = cfg["RT"]
+        if not 1 <= rt <= 16:
+            raise ValueError(f"conv narrow plan RT={rt}: rows per invocation must be 1 to 16")
+    elif soft:
+        rt = 1
+    else:
+        # Rows per invocation: the most (each weight read from shared memory serves RT rows)
+        # that still gives a full wave of 256-invocation workgroups (8 per multiprocessor).
+        rt = 1
+        for cand in (4, 2):
+            if -(-rows // (cand * wg)) * ny * geom.groups * nph >= 8 * _SM_ESTIMATE * 256 // wg:
+                rt = cand
+                break
+    defines = (("NARROW", 1), ("NN", nn), ("RT", rt), ("KC", kc), ("HAS_BIAS", int(has_bias)))
+    if nph > 1:
+        defines += (("PHASED", 1),)
+    if soft:
+        defines += (("NO_UNROLL", 1),)
+    gx = max(1, min(-(-rows // (rt * wg)), max_count[0], cfg.get("gridx", max_count[0])))
+    return _Plan("ops/conv_gemm.comp", defines, wg, geom.spec(), (gx, ny, geom.groups * nph),
+                 flops=geom.flops())
+
+
+@functools.lru_cache(maxsize=256)
+def _plan_forward(geom: _Geom, has_bias: bool, devkey: tuple, cfg_raw: str) -> _Plan:
+    cfg = _parse_config(cfg_raw)["fwd"]
+    max_count = devkey[4]
+    path = cfg.get("path")
+    if path is None:
+        if geom.cig <= 4 and geom.cog <= 4:
+            path = "direct"
+        elif geom.cog <= _NARROW_MAX_COG:
+            path = "narrow"
+        else:
+            path = "gemm"
+    nph = _phases(geom, cfg)
+    if geom.groups * nph > max_count[2]:
+        nph = 1
+    # Per phase: output positions and taps per axis, at most.
+    rows = geom.n * math.prod(-(-o // i) for o, i in zip(geom.so, geom.id)) if nph > 1 else geom.rows
+    kp = math.prod(-(-k // i) for k, i in zip(geom.k, geom.id)) if nph > 1 else geom.kp
+    if path == "narrow":
+        p = _plan_narrow(geom, has_bias, devkey, cfg, nph, rows)
+        if p is not None:
+            return p
+        path = "gemm"
+    if path == "gemm":
+        bm, bn, bk, tm, tn, nt = _tiles_with_override("fwd", cfg, rows, geom.cog, geom.groups * nph,
+                                                      geom.cig * kp, devkey,
+                                                      transposed=geom.wstrides[1] < geom.wstrides[2])
+        ny = -(-geom.cog // bn)
+        if geom.groups > max_count[2] or ny > max_count[1]:
+            path = "direct"
+    if path == "direct":
+        wg = 64 if devkey[1] else 128
+        total = geom.n * geom.cout * math.prod(geom.so)
+        grid = (max(1, min(-(-total // wg), max_count[0], cfg.get("gridx", 65535))), 1, 1)
+        defines = (("HAS_BIAS", int(has_bias)),) + ((("NO_UNROLL", 1),) if devkey[1] else ())
+        return _Plan("ops/conv_direct.comp", defines, wg, geom.spec(), grid, flops=geom.flops())
+    gather, table_n = _gather(geom, cfg, nph, kp, bk)
+    if not devkey[1] and "BK" not in cfg and (bm, bn) == (128, 64):
+        # Measured on an H100: BK=16 pays only with a channel-chunked gather, a long reduction
+        # and at least two waves of workgroups; BK=8 for the table/flat gathers (first layers),
+        # short reductions (1x1 with few channels) and few tiles.
+        tiles = -(-rows // bm) * -(-geom.cog // bn) * geom.groups * nph
+        bk = 16 if (gather == "uniform" and geom.cig * kp > 256 and tiles >= 2 * _SM_ESTIMATE) else 8
+        gather, table_n = _gather(geom, cfg, nph, kp, bk)
+        nt = _check_tiles("fwd", bm, bn, bk, tm, tn, devkey)
     if gather == "table":
         _check_tiles("fwd", bm, bn, bk, tm, tn, devkey, table_n)
     # Weight tile loads run along the smaller weight stride.
@@ -476,8 +562,11 @@ def _plan_wgrad(geom: _Geom, devkey: tuple, cfg_raw: str) -> _Plan:
     if "splits" in cfg:
         splits = max(1, cfg["splits"])
     else:
+        # About 4 workgroups per multiprocessor, rounded down to whole waves of two per
+        # multiprocessor (rounding up left a nearly empty third wave: n8 c256 3x3, 36 tiles
+        # x 15 splits = 540 workgroups over 264 slots).
         target = 8 if devkey[1] else 4 * _SM_ESTIMATE
-        splits = max(1, min(-(-target // tiles), nsteps // 16, 256))
+        splits = max(1, min(target // tiles, nsteps // 16, 256))
         # Partial sums: at most 64 MiB.
         splits = max(1, min(splits, (64 << 20) // max(1, 4 * geom.weight_size())))
     splits = max(1, min(splits, nsteps, max_count[2] // geom.groups))

@@ -31,6 +31,13 @@
 //   B_J_FAST     weight tile loaded with consecutive invocations on consecutive output channels
 //                (when the weight's output-channel stride is the smaller: transposed weights)
 //   HAS_BIAS     add b[co] in the epilogue;   NO_UNROLL (conv_common.glsl)
+//   NARROW       a GEMM with very few output channels per group (the backward-input of a first
+//                layer: 3 channels over K = 64 * 49): no A tile in shared memory (no invocation
+//                would reuse another's A element); each invocation gathers its own RT rows
+//                straight from x (rows RT apart by the workgroup size: coalesced) and
+//                accumulates all NN (4 or 8) output channels of grid y's chunk, with the weight
+//                chunk (KC channels of one tap) in shared memory. Uniform gather, PHASED or not;
+//                workgroup = any size (the planner's); BM/BN/BK/TM/TN/GATHER unused.
 // Bindings: 0 x, 1 w, 2 b (a dummy without bias), 3 y.   Push: x, w, b, y element offsets.
 // Grid: x over row tiles (looping when more than dispatched), y over channel tiles, z groups
 // (times phases).
@@ -64,13 +71,18 @@
 #ifndef HAS_BIAS
 #define HAS_BIAS 0
 #endif
-#if PHASED && GATHER == 2
+#ifndef NARROW
+#define NARROW 0
+#endif
+#if PHASED && GATHER == 2 && !NARROW
 #error "the table gather has no input dilation: PHASED does not apply"
 #endif
 // @variants GATHER=0|1 ?B_J_FAST HAS_BIAS=1
 // @variants GATHER=0|1 PHASED=1 B_J_FAST=1
 // @variants BM=128 BN=128 BK=16 TM=8 TN=8 GATHER=1
 // @variants BM=32 BN=4 BK=8 TM=4 TN=4 GATHER=2 TABLE_N=160 NO_UNROLL
+// @variants NARROW=1 NN=4|8 RT=2 KC=32 ?PHASED ?HAS_BIAS
+// @variants NARROW=1 NN=4 RT=1 KC=8 NO_UNROLL
 
 #define NT_M (BM / TM)
 #define NT_N (BN / TN)
@@ -92,11 +104,13 @@ layout(std430, binding = 1) readonly buffer W { float w_[]; };
 layout(std430, binding = 2) readonly buffer B { float b_[]; };
 layout(std430, binding = 3) writeonly buffer Y { float y_[]; };
 
+#if !NARROW
 shared vec4 As[2 * BK * (BM / 4)];
 shared vec4 Bs[2 * BK * BROW];
 #if GATHER == 2
 shared int tab_off[TABLE_N];    // c * SI + the tap's offset within a channel plane
 shared uint tab_taps[TABLE_N];  // tap offsets per axis, 10 bits each
+#endif
 #endif
 
 const int CSTEPS = (CIG + BK - 1) / BK;
@@ -208,6 +222,96 @@ int out_pos(int o) {
 #endif
 }
 
+#if NARROW
+// -- narrow: RT rows x NN channels per invocation, no A tile ---------------------------------
+#ifndef NN
+#define NN 4
+#endif
+#ifndef RT
+#define RT 2
+#endif
+#ifndef KC
+#define KC 32
+#endif
+#define NV (NN / 4)
+#define NTH int(WG_SIZE)
+shared vec4 Ws[KC * NV];   // weight chunk: (channel c0 + c, output channel j0 + 4 * v + e)
+
+void main() {
+    const int t = int(gl_LocalInvocationIndex);
+#if PHASED
+    const int g = int(gl_WorkGroupID.z) / NPHASES;
+    phase_setup(int(gl_WorkGroupID.z) - g * NPHASES);
+#else
+    const int g = int(gl_WorkGroupID.z);
+#endif
+    const int j0 = int(gl_WorkGroupID.y) * NN;
+    const int wbase = pc.w_off + g * W_G;
+    const int cch = (CIG + KC - 1) / KC;
+    const int nsteps = G_KP * cch;
+    const int tiles_m = (G_ROWS + RT * NTH - 1) / (RT * NTH);
+    for (int tile = int(gl_WorkGroupID.x); tile < tiles_m; tile += int(gl_NumWorkGroups.x)) {
+        const int m0 = tile * (RT * NTH) + t;
+        ivec3 rbase[RT];
+        int rx[RT];
+        UNROLL for (int r = 0; r < RT; ++r) {
+            int m = m0 + r * NTH;
+            int n = m / G_SO;
+            rbase[r] = row_window(m - n * G_SO);
+            rx[r] = m < G_ROWS ? pc.x_off + (n * CIN + g * CIG) * SI : -1;
+        }
+        vec4 acc[RT * NV];
+        UNROLL for (int i = 0; i < RT * NV; ++i) acc[i] = vec4(0.0);
+        LOOP for (int step = 0; step < nsteps; ++step) {
+            const int kpos = step / cch;
+            const int c0 = (step - kpos * cch) * KC;
+            const int wk = wbase + weight_of(kpos);
+            barrier();   // the previous chunk is consumed
+            for (int e = t; e < KC * NN; e += NTH) {
+                int c = e / NN;
+                int j = e - c * NN;
+                float v = 0.0;
+                if (c0 + c < CIG && j0 + j < COG) v = w_[wk + (j0 + j) * W_J + (c0 + c) * W_C];
+                Ws[c * NV + j / 4][j % 4] = v;
+            }
+            barrier();
+            const ivec3 taps = tap_of(kpos);
+            int addr[RT];
+            UNROLL for (int r = 0; r < RT; ++r) {
+                int off = plane_of(rbase[r], taps);
+                addr[r] = (rx[r] >= 0 && off >= 0) ? rx[r] + off + c0 * SI : -1;
+            }
+            const int cn = (CIG % KC) == 0 ? KC : min(KC, CIG - c0);
+            for (int c = 0; c < cn; ++c) {
+                float a[RT];
+                UNROLL for (int r = 0; r < RT; ++r) a[r] = addr[r] >= 0 ? x_[addr[r] + c * SI] : 0.0;
+                UNROLL for (int v = 0; v < NV; ++v) {
+                    vec4 b = Ws[c * NV + v];
+                    UNROLL for (int r = 0; r < RT; ++r) acc[r * NV + v] += a[r] * b;
+                }
+            }
+        }
+        UNROLL for (int r = 0; r < RT; ++r) {
+            int m = m0 + r * NTH;
+            if (m >= G_ROWS) continue;
+            int n = m / G_SO;
+            int ybase = pc.y_off + (n * COUT + g * COG) * SO + out_pos(m - n * G_SO);
+            UNROLL for (int v = 0; v < NV; ++v) {
+                UNROLL for (int e = 0; e < 4; ++e) {
+                    int j = j0 + v * 4 + e;
+                    if (j < COG) {
+#if HAS_BIAS
+                        y_[ybase + j * SO] = acc[r * NV + v][e] + b_[pc.b_off + g * COG + j];
+#else
+                        y_[ybase + j * SO] = acc[r * NV + v][e];
+#endif
+                    }
+                }
+            }
+        }
+    }
+}
+#else
 // -- loaders ----------------------------------------------------------------------------------
 int row_x[RA];      // x offset of (batch, group's first channel), or -1 past the last row
 ivec3 row_base[RA]; // first input coordinate per axis (row_window)
@@ -414,3 +518,4 @@ void main() {
         }
     }
 }
+#endif

@@ -318,6 +318,9 @@ def test_forward_and_backward_record_into_one_submit(rng):
     "fwd.gather=uniform,BM=64,BN=8,TM=4,TN=4,BK=4,gridx=1",
     "fwd.gather=table,fwd.gridx=2,wgrad.BM=16,wgrad.BN=8,wgrad.BK=32,wgrad.TM=4,wgrad.TN=4",
     "BM=32,BN=16,BK=16,TM=8,TN=4,wgrad.splits=1,phased=0",
+    "path=gemm,BN=4,TN=4",
+    "fwd.path=narrow,RT=3,KC=4,WG=32,gridx=1",      # 10 channels: two NN=8 chunks
+    "fwd.path=narrow,NN=4,RT=2,KC=5,phased=0",
 ])
 def test_config_override_paths(rng, monkeypatch, config):
     monkeypatch.setenv("VKBACKEND_CONV_CONFIG", config)
@@ -365,6 +368,80 @@ def test_phase_split(rng, case):
         close(got, ref_conv_transpose(x, w, **params) + b[(slice(None),) + (None,) * nd])
 
 
+def _ref_dinput(x, w, g, params):
+    """The transpose of the reference's linear map x -> <conv(x, w), g>, column by column."""
+    ref_dx = np.zeros(x.shape)
+    e = np.zeros(x.shape)
+    for i in range(x.size):
+        e.reshape(-1)[i] = 1.0
+        ref_dx.reshape(-1)[i] = (ref_conv(e, w, **params) * g).sum()
+        e.reshape(-1)[i] = 0.0
+    return ref_dx
+
+
+@pytest.mark.parametrize("case", [
+    # the narrow kernel: few output channels per group (the dinput GEMM of a first layer has C_in)
+    ("vjp", (2, 3, 11, 9), (12, 3, 7, 7), dict(stride=2, padding=3, dilation=1, groups=1), True),
+    ("vjp", (1, 3, 8, 7), (9, 3, 3, 3), dict(stride=1, padding=1, dilation=1, groups=1), False),
+    ("vjp", (1, 6, 9), (10, 3, 4), dict(stride=2, padding=1, dilation=2, groups=2), False),   # holes
+    ("vjp", (1, 2, 4, 5, 4), (6, 2, 2, 3, 2), dict(stride=2, padding=(1, 1, 0), dilation=1, groups=1), True),
+    ("fwd", (2, 20, 7, 6), (6, 20, 3, 3), dict(stride=1, padding=1, dilation=(2, 1), groups=1), False),
+    ("fwd", (1, 16, 9, 8), (8, 8, 3, 2), dict(stride=(2, 1), padding=(1, 0), dilation=1, groups=2), False),
+])
+def test_narrow_path(rng, case):
+    kind, xs, ws, params, phased = case
+    x, w = rand(rng, *xs), rand(rng, *ws)
+    nd = len(xs) - 2
+    geom = conv_mod._geometry("t", xs, ws, nd, *(_tup(params[k], nd) for k in ("stride", "padding", "padding",
+                              "dilation")), (1,) * nd, params["groups"], False, False)
+    if kind == "vjp":
+        geom = geom.backward_input()
+    p = conv_mod.plan("forward", geom, kind == "fwd")
+    defines = dict(p.defines)
+    assert defines.get("NARROW") == 1 and defines.get("PHASED", 0) == int(phased), p
+    f = getattr(vk, f"conv{nd}d")
+    if kind == "vjp":
+        y = ref_conv(x, w, **params)
+        g = rand(rng, *y.shape)
+        dx = vk.conv_vjp(x, w, g, **params, weight_grad=False)[0].numpy()
+        close(dx, _ref_dinput(x, w, g, params))
+    else:
+        b = rand(rng, ws[0])
+        got = f(x, w, b, **params).numpy()
+        close(got, ref_conv(x, w, **params) + b[(slice(None),) + (None,) * nd])
+
+
+def _h100_key():
+    return ("NVIDIA H100 80GB HBM3", False, 49152, 1024, (2147483647, 65535, 65535), 32, 32)
+
+
+@pytest.mark.parametrize("shape,passes", [
+    # (N, C_in, H, k, C_out, stride, padding): {pass: expected (BM, BN, BK) or "narrow"}
+    ((32, 64, 56, 3, 64, 1, 1), {"fwd": (128, 64, 16), "bwd": (128, 64, 16)}),
+    ((8, 256, 28, 3, 256, 1, 1), {"fwd": (128, 64, 8), "bwd": (64, 64, 16)}),
+    ((16, 3, 224, 7, 64, 2, 3), {"fwd": (128, 64, 8), "bwd": "narrow"}),
+    ((32, 128, 28, 1, 128, 1, 0), {"fwd": (128, 64, 8), "bwd": (128, 64, 8)}),
+])
+def test_hardware_plan_rules(shape, passes):
+    """The planner's rules for a large discrete GPU (no GPU work: plans only)."""
+    n, c, h, k, co, s, p = shape
+    geom = conv_mod._geometry("t", (n, c, h, h), (co, c, k, k), 2, (s, s), (p, p), (p, p), (1, 1), (1, 1),
+                              1, False, False)
+    for kind, want in passes.items():
+        gm = geom if kind == "fwd" else geom.backward_input()
+        pl = conv_mod._plan_forward(gm, False, _h100_key(), "")
+        d = dict(pl.defines)
+        if want == "narrow":
+            assert d.get("NARROW") == 1 and d.get("PHASED") == 1 and d["NN"] == 4, pl
+            assert pl.workgroup == 256 and pl.grid[1:] == (1, 4)
+        else:
+            assert (d["BM"], d["BN"], d["BK"]) == want, (kind, pl)
+    wg = conv_mod._plan_wgrad(geom, _h100_key(), "")
+    assert wg.splits * wg.grid[0] * wg.grid[1] <= 4 * conv_mod._SM_ESTIMATE
+    assert conv_mod._plan_forward(geom.backward_input(), False, _h100_key(), "path=gemm").shader \
+        == "ops/conv_gemm.comp"
+
+
 def test_plans_are_cached_and_choose_paths():
     dev = vk.device()
     geom = conv_mod._geometry("t", (2, 16, 8, 8), (16, 16, 3, 3), 2, (1, 1), (1, 1), (1, 1), (1, 1), (1, 1),
@@ -385,9 +462,12 @@ def test_plans_are_cached_and_choose_paths():
 
 
 def test_bad_config_is_reported(rng, monkeypatch):
-    x, w = rand(rng, 1, 4, 5, 5), rand(rng, 8, 4, 3, 3)
+    x, w = rand(rng, 1, 4, 5, 5), rand(rng, 16, 4, 3, 3)
     monkeypatch.setenv("VKBACKEND_CONV_CONFIG", "BM=48")
     with pytest.raises(ValueError, match="BM=48"):
+        vk.conv2d(x, w)
+    monkeypatch.setenv("VKBACKEND_CONV_CONFIG", "path=narrow,NN=6")
+    with pytest.raises(ValueError, match="NN=6"):
         vk.conv2d(x, w)
     monkeypatch.setenv("VKBACKEND_CONV_CONFIG", "colour=blue")
     with pytest.raises(ValueError, match="colour"):
