@@ -3,9 +3,10 @@
 #include "lib/common.glsl"
 #include "lib/workgroup.glsl"
 #include "scan_types.glsl"
-// @variants OP=add T_IN=float T=float S=float KEY=0 T_IN4=vec4 T4=vec4 S4=vec4 MODE=0|1|2 ?EXCLUSIVE ?REVERSE ITEMS=16 LOOKBACK=8 ?STAGED
-// @variants OP=add|mul|min|max T_IN=int|uint T=int S=int KEY=0 T_IN4=ivec4 T4=ivec4 S4=ivec4 MODE=2 ITEMS=16 LOOKBACK=8 STAGED
-// @variants OP=max|min T_IN=float T=float S=uint KEY=1|2 T_IN4=vec4 T4=vec4 S4=uvec4 MODE=0|2 ?HAS_PREFIX ITEMS=16 LOOKBACK=8 STAGED
+// @variants OP=add T_IN=float T=float S=float KEY=0 T_IN4=vec4 T4=vec4 S4=vec4 MODE=0|1|2 ?EXCLUSIVE ?REVERSE ITEMS=16 LOOKBACK=1 ?STAGED
+// @variants OP=add T_IN=float T=float S=float KEY=0 T_IN4=vec4 T4=vec4 S4=vec4 MODE=2 ITEMS=8 LOOKBACK=3 ?SERIAL_LOOKBACK ?FORCE_FALLBACK
+// @variants OP=add|mul|min|max T_IN=int|uint T=int S=int KEY=0 T_IN4=ivec4 T4=ivec4 S4=ivec4 MODE=2 ITEMS=16 LOOKBACK=1 STAGED
+// @variants OP=max|min T_IN=float T=float S=uint KEY=1|2 T_IN4=vec4 T4=vec4 S4=uvec4 MODE=0|2 ?HAS_PREFIX ITEMS=16 LOOKBACK=1 STAGED
 // Scans of `rows` contiguous rows of `len` elements each, tile by tile: a tile is TILE = WG_SIZE *
 // ITEMS consecutive elements of one row, one workgroup per tile.
 //
@@ -17,10 +18,12 @@
 //
 // Defines: scan_types.glsl's, plus MODE, HAS_PREFIX, EXCLUSIVE, REVERSE (the scan runs from the
 // end of each row), ITEMS (per thread, a multiple of 4), STAGED (tile layout, see load_tile),
-// LOOKBACK (predecessor states read at once), FORCE_FALLBACK (tests: never trust the state of a
-// predecessor, always reduce it from the input).
-// Spec constant 2: SPIN_LIMIT, reads of a predecessor's state that shows nothing before the
-// waiting workgroup reduces that tile itself.
+// LOOKBACK (predecessor states each look-back walker reads per round, see walk_back),
+// SERIAL_LOOKBACK (one walker even with subgroup arithmetic: tests, and devices where a subgroup
+// walk would not pay), FORCE_FALLBACK (tests: never trust the state of a predecessor, always
+// reduce it from the input).
+// Spec constant 2: SPIN_LIMIT, further look-back rounds on a predecessor whose state shows nothing
+// before the waiting workgroup reduces that tile itself.
 // Bindings: 0 input, 1 output (unused by REDUCE), 2 aux.
 // Push: len, rows, tiles per row, input offset, output offset, aux offset (elements / words),
 // vec: bit 0 / bit 1 set when the input's / output's rows start (REVERSE: end) 16-byte aligned, so
@@ -215,47 +218,101 @@ void publish(uint tile, uint flag, S value) {
     atomicMax(aux[at + 1u], stored | (bits >> 16));
 }
 
+
+// ---- the look-back ------------------------------------------------------------------------
+// Why it must be wide: in steady state every workgroup that starts is about as many tiles behind
+// the last published inclusive prefix as there are tiles in flight (hundreds on a big GPU), and
+// it walks back over them at `window` states per round trip to L2 (~0.5 us for a coherent read
+// under load). A walk of one state per round trip caps the scan at roughly one tile per round
+// trip divided by the tiles it passes; a subgroup reading gl_SubgroupSize states at once makes
+// the walk short enough that the scan is bandwidth-bound again.
+//
+// Walkers: with subgroup arithmetic (and without SERIAL_LOOKBACK) every lane of subgroup 0, each
+// reading LOOKBACK states per round (window = lanes * LOOKBACK tiles; state i of the window, the
+// tile j - i, is read by lane i % lanes); otherwise the leader alone, reading LOOKBACK states per
+// round. Every walker holds the same j and prefix (subgroup-uniform results only).
+#if defined(HAS_SUBGROUP_ARITHMETIC) && !defined(SERIAL_LOOKBACK)
+bool walker() { return gl_SubgroupID == 0u; }
+uint lb_lanes() { return subgroupAdd(1u); }            // the active lanes, whatever the size
+uint lb_lane() { return subgroupExclusiveAdd(1u); }    // packed from 0 over the active lanes
+uint lb_min(uint x) { return subgroupMin(x); }
+S lb_combine_all(S x) { return PASTE(sg_reduce_, OP)(x); }
+bool lb_writer() { return walker() && subgroupElect(); }
+#else
+bool walker() { return leader(); }
+uint lb_lanes() { return 1u; }
+uint lb_lane() { return 0u; }
+uint lb_min(uint x) { return x; }
+S lb_combine_all(S x) { return x; }
+bool lb_writer() { return leader(); }
+#endif
+
+// Second view of the tile states: both words of a state in one 8-byte load when they are 8-byte
+// aligned (aux_off even; a uniform branch), else two loads.
+layout(std430, binding = 2) coherent volatile buffer AuxPairs { uvec2 aux_pairs[]; };
+
 uint read_state(uint tile, out S value) {
     uint at = p.aux_off + STATE_HEADER + 2u * tile;
-    uint lo = aux[at];
-    uint hi = aux[at + 1u];
+    uint lo, hi;
+    if ((p.aux_off & 1u) == 0u) {
+        uvec2 w = aux_pairs[at >> 1];
+        lo = w.x;
+        hi = w.y;
+    } else {
+        lo = aux[at];
+        hi = aux[at + 1u];
+    }
     value = FROM_BITS(S, (hi << 16) | (lo & 0xffffu));
     uint flag = lo >> 16;
     return flag == (hi >> 16) && flag > 2u * p.epoch ? flag - 2u * p.epoch : FLAG_EMPTY;
 }
 
-// The leader's part of the look-back: combines published predecessors into `prefix`, from tile
-// j down, until one shows its inclusive prefix (true), or one shows nothing for SPIN_LIMIT reads
-// (false; j is that tile). It reads LOOKBACK states at once: independent loads overlap their
-// latency, so one thread walks about as fast as a subgroup-wide look-back, with no subgroup
-// operation. Every loop is bounded, and j and prefix change together, so even a loop cut short
-// (lavapipe ends a shader's loops after 65535 iterations in all) leaves a state the caller resumes.
+// The walkers' part of the look-back: combines published predecessors into `prefix`, from tile
+// j down, until one shows its inclusive prefix (true), or the tile at j has shown nothing for
+// SPIN_LIMIT further rounds (false; j is that tile). Each round reads a window of states at once
+// (independent loads in flight together) and finds the nearest one that is not a mere aggregate:
+// a prefix ends the walk (everything up to it combined); an empty state stops the window short
+// (everything before it combined, j moves onto it, and the next round waits there); a window of
+// aggregates only is combined whole and the walk moves on. Every loop is bounded, and j and
+// prefix change together, so even a loop cut short (lavapipe ends a shader's loops after 65535
+// iterations in all) leaves a state the caller resumes with the fallback.
 bool walk_back(uint first, inout uint j, inout S prefix) {
 #ifdef FORCE_FALLBACK
     return false;
 #endif
+    uint lanes = lb_lanes();
+    uint lane = lb_lane();
+    uint window = lanes * LOOKBACK;
+    uint spins = 0u;
     for (;;) {
-        uint n = min(LOOKBACK, j - first + 1u);
-        uint flags[LOOKBACK];
+        uint n = min(window, j - first + 1u);
         S values[LOOKBACK];
-        for (uint w = 0u; w < LOOKBACK; ++w)
-            flags[w] = w < n ? read_state(j - w, values[w]) : FLAG_EMPTY;
-        uint w = 0u;
-        for (; w < n && flags[w] != FLAG_EMPTY; ++w) {
-            prefix = COMBINE(values[w], prefix);
-            if (flags[w] == FLAG_PREFIX || j == first) return true;
-            --j;
+        uint stop = window;   // this walker's nearest state that ends the window (any flag but AGGREGATE)
+        uint empty = window;  // ... and its nearest empty one
+        for (uint k = 0u; k < LOOKBACK; ++k) {
+            uint i = k * lanes + lane;
+            values[k] = IDENTITY;
+            if (i < n) {
+                uint flag = read_state(j - i, values[k]);
+                // The row's first tile publishes its prefix at once; its aggregate is that prefix.
+                if (flag != FLAG_AGGREGATE || j - i == first) stop = min(stop, i);
+                if (flag == FLAG_EMPTY) empty = min(empty, i);
+            }
         }
-        if (w == n) continue;  // aggregates all along: the next window
-        // Tile j has shown nothing yet: wait for it, a bounded number of reads.
-        S value;
-        uint flag = FLAG_EMPTY;
-        for (uint spins = 0u; flag == FLAG_EMPTY && spins < SPIN_LIMIT; ++spins)
-            flag = read_state(j, value);
-        if (flag == FLAG_EMPTY) return false;
-        prefix = COMBINE(value, prefix);
-        if (flag == FLAG_PREFIX || j == first) return true;
-        --j;
+        stop = lb_min(stop);
+        bool inclusive = stop < n && stop != lb_min(empty);
+        uint take = stop >= n ? n : (inclusive ? stop + 1u : stop);  // states combined this round
+        S part = IDENTITY;
+        for (uint k = 0u; k < LOOKBACK; ++k)
+            if (k * lanes + lane < take) part = COMBINE(part, values[k]);
+        if (take > 0u) {
+            prefix = COMBINE(lb_combine_all(part), prefix);
+            if (inclusive) return true;
+            j -= take;
+            spins = 0u;
+        } else if (spins++ >= SPIN_LIMIT) {
+            return false;  // the tile at j stays silent: the caller reduces it
+        }
     }
     return false;
 }
@@ -264,19 +321,25 @@ shared uint lb_done;
 shared uint lb_tile;
 shared uint lb_prefix;
 
-// The exclusive prefix of tile `tile` of `row`, which starts at tile `first` (< tile). The leader walks
-// back; when a predecessor shows nothing, the whole workgroup reduces that tile from the input
-// (the decoupled fallback) and the leader walks on from the one before it. No workgroup ever
-// waits unboundedly for another: each round either finishes or moves past one tile, and the row's
-// first tile needs no predecessor. So the scan completes without any forward-progress guarantee
-// between workgroups (a stalled or not-yet-running predecessor just costs a reduction).
-S look_back(uint row, uint first, uint tile) {
+// The exclusive prefix of tile `tile` of `row`, which starts at tile `first` (< tile); publishes
+// the tile's inclusive prefix (its aggregate combined in) as soon as it is known, before the
+// barrier that hands the prefix to the workgroup. The walkers walk back; when a predecessor shows
+// nothing, the whole workgroup reduces that tile from the input (the decoupled fallback) and the
+// walkers walk on from the one before it. No workgroup ever waits unboundedly for another: each
+// round either finishes or moves past one tile, and the row's first tile needs no predecessor. So
+// the scan completes without any forward-progress guarantee between workgroups (a stalled or
+// not-yet-running predecessor just costs a reduction).
+S look_back(uint row, uint first, uint tile, S aggregate) {
     uint j = tile - 1u;
-    S prefix = IDENTITY;  // the leader's
+    S prefix = IDENTITY;  // the walkers'
     for (;;) {  // uniform: every decision comes through shared memory
-        if (leader()) {
-            lb_done = walk_back(first, j, prefix) ? 1u : 0u;
-            lb_tile = j;
+        if (walker()) {
+            bool done = walk_back(first, j, prefix);
+            if (lb_writer()) {
+                if (done) publish(tile, FLAG_PREFIX, COMBINE(prefix, aggregate));
+                lb_done = done ? 1u : 0u;
+                lb_tile = j;
+            }
         }
         barrier();
         bool done = lb_done != 0u;
@@ -284,14 +347,15 @@ S look_back(uint row, uint first, uint tile) {
         barrier();
         if (done) break;
         S agg = reduce_tile(row, stuck - first);
-        if (leader()) {
-            prefix = COMBINE(agg, prefix);
-            atomicAdd(aux[p.aux_off + 1u], 1u);
+        if (walker()) prefix = COMBINE(agg, prefix);
+        if (lb_writer()) atomicAdd(aux[p.aux_off + 1u], 1u);
+        if (stuck == first) {  // the row's first tile: its aggregate is its prefix
+            if (lb_writer()) publish(tile, FLAG_PREFIX, COMBINE(prefix, aggregate));
+            break;
         }
-        if (stuck == first) break;  // the row's first tile: its aggregate is its prefix
         j = stuck - 1u;
     }
-    if (leader()) lb_prefix = to_bits(prefix);
+    if (lb_writer()) lb_prefix = to_bits(prefix);
     barrier();
     return FROM_BITS(S, lb_prefix);
 }
@@ -327,8 +391,7 @@ void main() {
 #if MODE == 2
     if (leader()) publish(tile, t == 0u ? FLAG_PREFIX : FLAG_AGGREGATE, aggregate);
     if (t > 0u) {
-        tile_prefix = look_back(row, tile - t, tile);
-        if (leader()) publish(tile, FLAG_PREFIX, COMBINE(tile_prefix, aggregate));
+        tile_prefix = look_back(row, tile - t, tile, aggregate);
     }
 #elif defined(HAS_PREFIX)
     tile_prefix = FROM_BITS(S, aux[p.aux_off + tile]);

@@ -215,6 +215,36 @@ def test_no_patience_falls_back_and_stays_exact(rng, tuning):
     print("fallbacks:", scan.fallback_count(), "of", -(-x.size // 256), "tiles")
 
 
+@pytest.mark.parametrize("walk", ["subgroup", "serial"])
+@pytest.mark.parametrize("lookback", [1, 3])
+def test_lookback_windows_over_many_tiles(rng, tuning, walk, lookback):
+    """The look-back with narrow windows (lookback states per walker; with subgroups, one walker per
+    lane, whatever the subgroup size) over hundreds of tiles, across row boundaries (a window
+    clipped at a row's first tile), and with no patience at all (every silent predecessor reduced)."""
+    tuning(workgroup=64, items=4, lookback=lookback, subgroup_lookback=walk == "subgroup")
+    x = random_array(rng, 150_001, np.int32)
+    check(vk.cumsum(x), x, "cumsum")
+    y = random_array(rng, (6, 5 * 256 + 7), np.float32)  # six tiles a row
+    check(vk.cumsum(y, axis=1, reverse=True), y, "cumsum", axis=1, reverse=True)
+    check(vk.cummin(y, axis=1, exclusive=True), y, "cummin", axis=1, exclusive=True)
+    tuning(spin=0, software_spin=0)
+    check(vk.cumprod(x, exclusive=True), x, "cumprod", exclusive=True)
+
+
+def test_lookback_reads_states_at_an_odd_offset(rng, small):
+    """A tile-state buffer at an odd word offset: the states are read word by word, not as pairs."""
+    from vkbackend import runtime
+    st = scan._STATE
+    st.reset()
+    words = vk.asarray(np.zeros(1 + scan.STATE_HEADER + 2 * 1024, np.uint32))
+    st.array, st.rt, st.tiles = words[1:], runtime.get(), 1024
+    assert st.array.offset % 2 == 1
+    x = random_array(rng, 300 * 256 + 11, np.int32)
+    check(vk.cumsum(x), x, "cumsum")
+    check(vk.cummax(x, reverse=True), x, "cummax", reverse=True)
+    assert words.numpy()[0] == 0  # nothing written before the view
+
+
 def test_tile_state_carries_over_between_scans(rng, small):
     """The tile state is zeroed only now and then: states left by earlier scans (older epochs)
     must read as empty, and the buffer must be zeroed before epochs or the tile counter run out."""

@@ -18,7 +18,9 @@ Kernels (shaders/primitives/scan.comp, one shader, variants by defines):
   the single-pass chained scan (2n memory traffic): decoupled look-back made portable by the
   decoupled fallback (Smith, Levien & Owens, SPAA 2025), so no forward-progress guarantee between
   workgroups is assumed; its tile-state buffer is kept from scan to scan (epochs, see _TileState),
-  so a scan is one dispatch. algorithm="reduce_then_scan": reduce tiles, scan the tile sums
+  so a scan is one dispatch. Each tile publishes its aggregate right after its local scan; the
+  look-back is walked by a whole subgroup, one predecessor state per lane (TUNING.lookback per
+  lane), so a window of subgroup-size tiles costs one round trip to memory. algorithm="reduce_then_scan": reduce tiles, scan the tile sums
   (recursively), scan tiles again from their prefix (3n traffic), for comparison. Rows that fit one
   tile are one dispatch either way.
 - Other axes (and very short last-axis rows): shaders/primitives/scan_strided.comp, a thread per
@@ -54,8 +56,11 @@ class Tuning:
     workgroup: int = 256       # invocations per tile workgroup
     items: int = 16            # elements per invocation (a multiple of 4: vec4 loads and stores)
     staged: bool = True        # tiles change hands through shared memory (else blocked loads)
-    lookback: int = 8          # predecessor states the look-back reads at once
-    spin: int = 64             # reads of a silent predecessor's state before the fallback
+    lookback: int = 1          # predecessor states each look-back walker reads per round: with
+                               # subgroup arithmetic a window of lookback * subgroup size tiles
+    subgroup_lookback: bool = True  # the look-back walks with a whole subgroup where it can
+                                    # (False: one invocation reads `lookback` states per round)
+    spin: int = 64             # look-back rounds on a silent predecessor before the fallback
     software_spin: int = 16    # the same on lavapipe, whose loop budget (65535) every spin uses up
     short_row: int = 32        # last-axis rows up to this long: a thread per row (scan_strided)
     chunk: int = 256           # scan_strided: positions along the axis per thread
@@ -229,7 +234,8 @@ def _aligned(span: _Span, length: int, rows: int, reverse: bool) -> bool:
 def _tile_kernel(kind: _Kind, mode: int, tuning: Tuning, **flags):
     defines = kind.defines()
     defines.update(MODE=mode, ITEMS=tuning.items, LOOKBACK=tuning.lookback,
-                   **_flags(staged=tuning.staged, **flags))
+                   **_flags(staged=tuning.staged, serial_lookback=mode == 2 and not tuning.subgroup_lookback,
+                                 **flags))
     spin = tuning.software_spin if runtime.get().device.is_software else tuning.spin
     return runtime.get().kernel(SHADER, defines, tuning.workgroup, spec=(spin,))
 
