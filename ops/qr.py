@@ -1,2 +1,465 @@
-"""(placeholder: being written)"""
-__all__: list = []
+"""QR factorization on the GPU: blocked Householder with the compact WY form, one submit.
+
+    Q, R = vk.linalg.qr(a)                      # numpy.linalg.qr's modes and return conventions
+    h, tau = vk.linalg.qr(a, mode="raw")        # h transposed, as numpy (and LAPACK) return it
+    Q = vk.linalg.householder_product(hT, tau)  # torch.linalg.householder_product
+    y = vk.linalg.apply_q(hT, tau, c, transpose=True)   # Q^T c without forming Q (LAPACK ormqr)
+
+Plan of one factorization, for every panel of nb columns starting at (p0, p0):
+  1. ops/qr_panel.comp: ONE workgroup factorises the whole m x nb panel (m = M - p0) with its rows
+     in registers: one NB-wide workgroup reduction per column (norm below the pivot, the dot
+     products of the update and the column of T together), and T (nb x nb) built on the side;
+  2. ops/qr_update.comp: the trailing columns C := (I - V T V^T)^T C, fused in one dispatch (each
+     workgroup owns a strip of columns over all rows: W = V^T C, W = T^T W, C -= V W), no
+     temporaries in memory.
+Q is then formed by applying the blocks backward to the identity (one qr_update per panel, on the
+shrinking bottom-right corner only). Every dispatch is recorded; nothing is submitted here.
+Dispatches per call: 2 per panel for R, 1 more per panel for Q, plus 3 (copy, identity, triu).
+Batched input (..., M, N) runs all matrices of the batch in the same dispatches (grid z), so the
+dispatch count does not grow with the batch and small matrices fill the device together; the only
+memory besides the results is T (NB x NB per panel and matrix).
+
+The panel width adapts to the panel height (the register file of one SM): NB = 32 while the rows
+fit, 16 and 8 for taller panels, and a streaming variant (rows in memory) beyond that. Where the
+runtime can record a dispatch without the barrier after it, the next panel is factorised beside
+the trailing update (look-ahead). `TUNE` holds the knobs; environment: VKBACKEND_QR_<KEY>=value
+(tuples comma-separated).
+"""
+from __future__ import annotations
+
+import inspect
+import math
+import os
+from collections import namedtuple
+from dataclasses import dataclass
+
+import numpy as np
+
+from vkbackend import dtypes, runtime
+from vkbackend.array import Array
+from vkbackend.kernel import Kernel
+from vkbackend.primitives.creation import asarray
+from vkbackend.primitives.launch import groups_for
+
+__all__ = ["qr", "householder_product", "apply_q", "QRResult"]
+
+QRResult = namedtuple("QRResult", ["Q", "R"])
+QRResult.__doc__ = "numpy.linalg.qr's result for modes 'reduced' and 'complete': (Q, R)."
+
+_MODES = ("reduced", "complete", "r", "raw")
+_UPDATE_WG = 256   # qr_update.comp's thread mapping assumes it
+_UTIL_WG = 256
+
+# Tunables. GPU: a panel of m rows takes the widest NB (nb_max, then halving down to nb_min) for
+# which a workgroup size in `panel_wgs` holds the panel in registers:
+# rows-per-thread * NB + 2 * NB + reg_overhead <= min(reg_max, reg_file / wg) (NVIDIA: 64K 32-bit
+# registers per SM, at most 255 per thread); of those, the fewest rows per thread, then the
+# smallest workgroup. Taller panels stream their rows through memory.
+# Software devices (lavapipe) have their own, smaller set (LLVM compiles unrolled register tiles
+# for minutes).
+TUNE = {
+    "nb_max": 32,            # widest panel (power of two, 8..32)
+    "nb_min": 8,             # narrowest register-resident panel before streaming
+    "stream_nb": 16,         # panel width of the streaming (very tall) variant
+    "panel_wgs": (1024, 512, 256, 128, 64),
+    "reg_file": 65536,       # 32-bit registers per SM/CU available to one workgroup
+    "reg_max": 255,          # registers one thread may have
+    "reg_overhead": 24,      # registers of the panel kernel besides its rows, sums and update row
+    "unroll_k": 1,           # unroll the panel's column loop (register panels)
+    "target_groups": 120,    # workgroups an update dispatch should reach (~ the SM count)
+    "lookahead": 1,          # next panel beside the trailing update, where the runtime allows it
+    "apply_nb": 32,          # block width for apply_q / householder_product
+    # software devices: the streaming panel (rows in memory, which is a CPU's cache anyway)
+    "sw_panel_wgs": (128,),
+    "sw_reg_cap": 0,         # row values per thread in "registers" (0: always stream)
+    "sw_no_unroll": 0,       # 1: [[dont_unroll]] everywhere (faster LLVM compiles, slower runs)
+    "sw_unroll_k": 0,
+}
+for _key, _val in list(TUNE.items()):
+    _env = os.environ.get(f"VKBACKEND_QR_{_key.upper()}")
+    if _env:
+        TUNE[_key] = tuple(int(x) for x in _env.split(",")) if isinstance(_val, tuple) else int(_env)
+
+
+# -- input checks (before any GPU work) ------------------------------------------------------
+
+def _check_float(x, name: str, what: str):
+    """A float32 vk.Array, or a host array-like checked but not yet uploaded (numpy array)."""
+    if isinstance(x, Array):
+        if x.dtype != dtypes.float32:
+            raise TypeError(f"{name}: {what} has dtype {x.dtype}; only float32 is supported "
+                            "(convert with .astype('float32'))")
+        return x
+    host = np.asarray(x)
+    if host.dtype.kind != "f":
+        raise TypeError(f"{name}: {what} has dtype {host.dtype}; expected a floating-point array "
+                        "(computed in float32)")
+    return host
+
+
+def _upload(x) -> Array:
+    return x if isinstance(x, Array) else asarray(np.ascontiguousarray(x, dtype=np.float32))
+
+
+def _check_matrix(x, name: str, what: str = "input"):
+    x = _check_float(x, name, what)
+    if x.ndim < 2:
+        raise np.linalg.LinAlgError(f"{name}: {x.ndim}-dimensional {what}; at least two "
+                                    "dimensions (..., M, N) are needed")
+    return x
+
+
+# -- dispatch helpers --------------------------------------------------------------------------
+
+def _rt():
+    return runtime.get()
+
+
+def _kernel(shader: str, defines: dict, wg: int):
+    rt = _rt()
+    if rt.device.is_software and TUNE["sw_no_unroll"]:
+        defines = dict(defines, QR_NO_UNROLL=1)  # LLVM takes minutes on the unrolled register tiles
+    return rt.kernel(f"ops/{shader}", defines, wg)
+
+
+def _overlap_supported() -> bool:
+    """Whether the runtime can record a dispatch without the global barrier after it (a keyword
+    `barrier` of Kernel.__call__): then the next panel runs beside the trailing update."""
+    try:
+        return "barrier" in inspect.signature(Kernel.__call__).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _dispatch(kernel, buffers, push, gx: int, batch: int, batch_words=(), barrier: bool = True):
+    """Record `kernel` over grid (gx, 1, batch); batches beyond the device's grid z limit go in
+    chunks, advancing each (offset index, stride index) pair of `batch_words` in `push`.
+    barrier=False (where supported): the next dispatch may run concurrently with this one."""
+    zmax = _rt().device.max_workgroup_count[2]
+    for b0 in range(0, batch, zmax):
+        words = list(push)
+        for oi, si in batch_words:
+            words[oi] += b0 * words[si]
+        groups = (gx, 1, min(zmax, batch - b0))
+        if barrier:
+            kernel(buffers, words, groups)
+        else:
+            kernel(buffers, words, groups, barrier=False)
+
+
+def _util(mode: str, src: Array | None, s_off, s_ld, s_bs, dst: Array, d_off, d_ld, d_bs,
+          rows: int, cols: int, batch: int):
+    if rows == 0 or cols == 0 or batch == 0:
+        return
+    k = _kernel("qr_util.comp", {mode: 1}, _UTIL_WG)
+    src = src if src is not None else dst
+    push = [s_off, s_ld, s_bs, d_off, d_ld, d_bs, rows, cols]
+    _dispatch(k, [src.buffer, dst.buffer], push, groups_for(rows * cols, _UTIL_WG), batch,
+              ((0, 2), (3, 5)))
+
+
+def _pow2ceil(x: int) -> int:
+    return 1 << max(0, (int(x) - 1).bit_length())
+
+
+# -- planning ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Panel:
+    p0: int       # first row and column
+    nb: int       # columns in the panel
+    kk: int       # reflectors it computes
+    width: int    # the kernel's NB (>= nb)
+    wg: int
+    rpt: int      # rows per thread in registers (0: streaming)
+    t_off: int    # offset of its T block within one matrix's T area
+
+
+def _panel_config(m: int):
+    """(NB, workgroup size, rows per thread; 0 = streaming) for a panel of m rows: the widest NB
+    whose rows fit in registers, with the fewest rows per thread, then the smallest workgroup."""
+    dev = _rt().device
+    subgroups = dev.has("shuffle") or dev.has("arithmetic")
+    min_sg = max(1, dev.min_subgroup_size)
+
+    def fits_shared(nb, wg):
+        slots = -(-wg // min_sg) if subgroups else wg
+        return (slots * nb + 4 * nb + nb * nb) * 4 + 1024 <= dev.max_shared_memory
+
+    if dev.is_software:
+        wgs = TUNE["sw_panel_wgs"]
+
+        def fits_regs(nb, wg, rpt):
+            return rpt * nb <= TUNE["sw_reg_cap"]
+    else:
+        wgs = TUNE["panel_wgs"]
+
+        def fits_regs(nb, wg, rpt):
+            have = min(TUNE["reg_max"], TUNE["reg_file"] // wg)
+            return rpt * nb + 2 * nb + TUNE["reg_overhead"] <= have
+    # whole subgroups only (the butterfly reduction shuffles across every lane)
+    wgs = sorted({w for w in wgs if w <= dev.max_workgroup_invocations and w % max(1, dev.max_subgroup_size) == 0})
+    if not wgs:
+        wgs = [max(64, dev.max_subgroup_size)]
+    nb = min(32, _pow2ceil(TUNE["nb_max"]))  # qr_update.comp's shared memory holds NB <= 32
+    while nb >= max(4, TUNE["nb_min"]):
+        best = None
+        for wg in wgs:
+            if wg < nb or not fits_shared(nb, wg):
+                continue
+            rpt = _pow2ceil(-(-m // wg))
+            if fits_regs(nb, wg, rpt) and (best is None or rpt < best[2]):
+                best = (nb, wg, rpt)
+        if best:
+            return best
+        nb //= 2
+    nb = min(32, max(4, _pow2ceil(TUNE["stream_nb"])))
+    wg = next((w for w in reversed(wgs) if w >= nb and fits_shared(nb, w)), wgs[-1])
+    return nb, wg, 0
+
+
+_plans: dict = {}
+
+
+def _plan(M: int, N: int) -> tuple[list, int]:
+    """The panels of an M x N factorization and the T area per matrix (cached per shape and TUNE)."""
+    key = (M, N, id(_rt().device), tuple(TUNE.values()))
+    hit = _plans.get(key)
+    if hit is None:
+        if len(_plans) > 256:
+            _plans.clear()
+        hit = _plans[key] = _make_plan(M, N)
+    return hit
+
+
+def _make_plan(M: int, N: int) -> tuple[list, int]:
+    K = min(M, N)
+    panels, p0, t_off = [], 0, 0
+    while p0 < K:
+        width, wg, rpt = _panel_config(M - p0)
+        nb = min(width, N - p0)
+        panels.append(_Panel(p0, nb, min(nb, K - p0), width, wg, rpt, t_off))
+        t_off += width * width
+        p0 += nb
+    return panels, t_off
+
+
+def _update_cw(ncols: int, batch: int) -> int:
+    for cw in (32, 16):
+        if -(-ncols // cw) * batch >= TUNE["target_groups"]:
+            return cw
+    return 8
+
+
+# -- the blocked algorithm ---------------------------------------------------------------------
+
+def _apply_block(v: Array, v_off, v_ld, v_bs, m, kk, width, t: Array, t_off, t_bs,
+                 c: Array, c_off, c_ld, c_bs, ncols, trans: bool, batch: int, barrier: bool = True):
+    """C (m x ncols) := (I - V T V^T)^T C if trans else (I - V T V^T) C, every matrix of the batch."""
+    if m <= 0 or ncols <= 0 or kk <= 0 or batch == 0:
+        return
+    cw = _update_cw(ncols, batch)
+    defines = {"NB": width, "CW": cw}
+    if trans:
+        defines["TRANS_T"] = 1
+    k = _kernel("qr_update.comp", defines, _UPDATE_WG)
+    push = [v_off, v_ld, v_bs, m, kk, t_off, t_bs, c_off, c_ld, c_bs, ncols]
+    _dispatch(k, [v.buffer, t.buffer, c.buffer], push, -(-ncols // cw), batch,
+              ((0, 2), (5, 6), (7, 9)), barrier)
+
+
+def _factor(a: Array):
+    """Householder QR of every (M, N) matrix of `a`: (h, tau, T, panels, T size per matrix).
+
+    Per panel: the panel kernel, then the trailing update. Where the runtime can leave out the
+    barrier after a dispatch (look-ahead): the update of the next panel's columns first, then the
+    next panel's factorization and the update of the remaining columns, side by side."""
+    *batch, M, N = a.shape
+    B, K = math.prod(batch), min(M, N)
+    h = Array.empty(a.shape, dtypes.float32)
+    _util("COPY", a, a.offset, N, M * N, h, h.offset, N, M * N, M, N, B)
+    tau = Array.empty(tuple(batch) + (K,), dtypes.float32)
+    panels, tsize = _plan(M, N)
+    T = Array.empty((max(1, B * tsize),), dtypes.float32)
+    if B == 0 or not panels:
+        return h, tau, T, panels, tsize
+    lookahead = bool(TUNE["lookahead"]) and _overlap_supported()
+    sw = _rt().device.is_software
+
+    def factor_panel(pl, barrier=True):
+        defines = {"NB": pl.width}
+        if pl.rpt:
+            defines["RPT"] = pl.rpt
+            if TUNE["sw_unroll_k" if sw else "unroll_k"]:
+                defines["UNROLL_K"] = 1
+        else:
+            defines["STREAM"] = 1
+        k = _kernel("qr_panel.comp", defines, pl.wg)
+        push = [h.offset + pl.p0 * N + pl.p0, N, M * N, M - pl.p0, pl.nb, pl.kk, tau.offset + pl.p0, K,
+                T.offset + pl.t_off, tsize]
+        _dispatch(k, [h.buffer, tau.buffer, T.buffer], push, 1, B, ((0, 2), (6, 7), (8, 9)), barrier)
+
+    def update(pl, c0, ncols, barrier=True):
+        """Columns [c0, c0 + ncols) (of the whole matrix) := panel pl's Q^T times them."""
+        hoff = h.offset + pl.p0 * N + pl.p0
+        _apply_block(h, hoff, N, M * N, M - pl.p0, pl.kk, pl.width, T, T.offset + pl.t_off, tsize,
+                     h, hoff + (c0 - pl.p0), N, M * N, ncols, True, B, barrier)
+
+    factor_panel(panels[0])
+    for i, pl in enumerate(panels):
+        nxt = panels[i + 1] if i + 1 < len(panels) else None
+        c0 = pl.p0 + pl.nb
+        if c0 >= N:
+            break
+        if nxt is None:
+            update(pl, c0, N - c0)
+        elif lookahead and N - c0 > nxt.nb:
+            update(pl, c0, nxt.nb)
+            factor_panel(nxt, barrier=False)
+            update(pl, c0 + nxt.nb, N - c0 - nxt.nb)
+        else:
+            update(pl, c0, N - c0)
+            factor_panel(nxt)
+    return h, tau, T, panels, tsize
+
+
+def _form_q(h: Array, h_bs: int, N: int, blocks, T: Array, t_bs: int, M: int, ncols: int, batch: tuple):
+    """Q[:, :ncols] of the reflectors in h (row stride N): the blocks applied backward to I.
+    blocks: (p0, kk, width, t_off) for each block."""
+    B = math.prod(batch)
+    Q = Array.empty(tuple(batch) + (M, ncols), dtypes.float32)
+    _util("EYE", None, 0, 0, 0, Q, Q.offset, ncols, M * ncols, M, ncols, B)
+    for p0, kk, width, t_off in reversed(blocks):
+        if p0 >= ncols:
+            continue
+        # Columns < p0 of the partial product are still identity columns: only the corner moves.
+        _apply_block(h, h.offset + p0 * N + p0, N, h_bs, M - p0, kk, width, T, T.offset + t_off, t_bs,
+                     Q, Q.offset + p0 * ncols + p0, ncols, M * ncols, ncols - p0, False, B)
+    return Q
+
+
+def _triu(h: Array, batch: tuple, M: int, N: int, rows: int) -> Array:
+    R = Array.empty(tuple(batch) + (rows, N), dtypes.float32)
+    _util("TRIU", h, h.offset, N, M * N, R, R.offset, N, rows * N, rows, N, math.prod(batch))
+    return R
+
+
+def _transpose(x: Array) -> Array:
+    *batch, M, N = x.shape
+    out = Array.empty(tuple(batch) + (N, M), dtypes.float32)
+    _util("TRANSPOSE", x, x.offset, N, M * N, out, out.offset, M, M * N, M, N, math.prod(batch))
+    return out
+
+
+def qr(a, mode: str = "reduced"):
+    """numpy.linalg.qr for (..., M, N) float32 arrays, computed on the GPU (blocked Householder).
+
+    mode 'reduced' -> QRResult(Q (..., M, K), R (..., K, N)), K = min(M, N);
+         'complete' -> QRResult(Q (..., M, M), R (..., M, N));
+         'r' -> R (..., K, N);
+         'raw' -> (h (..., N, M), tau (..., K)): LAPACK's reflectors, transposed as numpy returns
+         them (householder_product(h^T, tau) rebuilds Q).
+    R's diagonal may be negative (LAPACK's convention); tau = 0 where a column is already zero.
+    """
+    if not isinstance(mode, str) or mode not in _MODES:
+        raise ValueError(f"qr: unrecognized mode {mode!r}: expected one of {', '.join(map(repr, _MODES))}")
+    a = _upload(_check_matrix(a, "qr"))
+    *batch, M, N = a.shape
+    batch = tuple(batch)
+    K = min(M, N)
+    h, tau, T, panels, tsize = _factor(a)
+    if mode == "raw":
+        return _transpose(h), tau
+    if mode == "r":
+        return _triu(h, batch, M, N, K)
+    ncols = M if mode == "complete" else K
+    blocks = [(pl.p0, pl.kk, pl.width, pl.t_off) for pl in panels]
+    Q = _form_q(h, M * N, N, blocks, T, tsize, M, ncols, batch)
+    R = _triu(h, batch, M, N, M if mode == "complete" else K)
+    return QRResult(Q, R)
+
+
+# -- reflectors given by (h, tau) ------------------------------------------------------------------
+
+def _check_reflectors(h, tau, name: str):
+    h = _check_matrix(h, name, "h")
+    tau = _check_float(tau, name, "tau")
+    if tau.ndim < 1:
+        raise ValueError(f"{name}: tau must have at least one dimension (..., K)")
+    *hb, M, N = h.shape
+    *tb, K = tau.shape
+    if tuple(tb) != tuple(hb):
+        raise ValueError(f"{name}: batch dimensions of h {tuple(hb)} and tau {tuple(tb)} differ")
+    if K > min(M, N):
+        raise ValueError(f"{name}: tau has {K} reflectors but h of shape {(M, N)} holds at most {min(M, N)}")
+    return h, tau
+
+
+def _apply_nb() -> int:
+    return min(32, max(4, _pow2ceil(TUNE["apply_nb"])))  # qr_buildt.comp: NB*NB <= 4 * 256
+
+
+def _build_t(h: Array, tau: Array, width: int):
+    """T blocks of width `width` for every block of the reflectors: (T, per-matrix size, blocks)."""
+    *batch, M, N = h.shape
+    K = tau.shape[-1]
+    B = math.prod(batch)
+    nblocks = -(-K // width)
+    tsize = nblocks * width * width
+    T = Array.empty((max(1, B * tsize),), dtypes.float32)
+    if nblocks and B:
+        k = _kernel("qr_buildt.comp", {"NB": width}, 256)
+        push = [h.offset, N, M * N, M, K, tau.offset, K, T.offset, tsize]
+        _dispatch(k, [h.buffer, tau.buffer, T.buffer], push, nblocks, B, ((0, 2), (5, 6), (7, 8)))
+    blocks = [(i * width, min(width, K - i * width), width, i * width * width) for i in range(nblocks)]
+    return T, tsize, blocks
+
+
+def householder_product(h, tau) -> Array:
+    """torch.linalg.householder_product: the first N columns of H_1 ... H_K (H_i = I - tau_i v_i v_i^T,
+    v_i below the diagonal of column i of h, unit diagonal implied) for h (..., M, N), M >= N,
+    and tau (..., K), K <= N. Returns Q (..., M, N)."""
+    h, tau = _check_reflectors(h, tau, "householder_product")
+    *batch, M, N = h.shape
+    if M < N:
+        raise ValueError(f"householder_product: h of shape {(M, N)} needs M >= N")
+    h, tau = _upload(h), _upload(tau)
+    T, tsize, blocks = _build_t(h, tau, _apply_nb())
+    return _form_q(h, M * N, N, blocks, T, tsize, M, N, tuple(batch))
+
+
+def apply_q(h, tau, c, transpose: bool = False, side: str = "left") -> Array:
+    """LAPACK ormqr: Q c, Q^T c (side='left', c (..., M, P)) or c Q, c Q^T (side='right', c (..., P, M))
+    with Q = H_1 ... H_K from h (..., M, N) and tau (..., K), without forming Q. h and tau may also
+    have no batch dimensions, applying the same Q to every matrix of c. Returns a new array."""
+    if side not in ("left", "right"):
+        raise ValueError(f"apply_q: side must be 'left' or 'right', got {side!r}")
+    h, tau = _check_reflectors(h, tau, "apply_q")
+    c = _check_matrix(c, "apply_q", "c")
+    *hb, M, N = h.shape
+    *cb, c0, c1 = c.shape
+    if (c0 if side == "left" else c1) != M:
+        raise ValueError(f"apply_q: c of shape {c.shape} does not match Q of order {M} on the {side}")
+    if hb and tuple(hb) != tuple(cb):
+        raise ValueError(f"apply_q: batch dimensions of h {tuple(hb)} and c {tuple(cb)} differ")
+    h, tau, c = _upload(h), _upload(tau), _upload(c)
+    B = math.prod(cb)
+    T, tsize, blocks = _build_t(h, tau, _apply_nb())
+    h_bs, t_bs = (M * N, tsize) if hb else (0, 0)
+    # Work on a copy in the "left" orientation: (..., M, P). The right side is the left one transposed:
+    # c Q = (Q^T c^T)^T.
+    if side == "left":
+        out = Array.empty(c.shape, dtypes.float32)
+        _util("COPY", c, c.offset, c1, c0 * c1, out, out.offset, c1, c0 * c1, c0, c1, B)
+        P = c1
+        trans = bool(transpose)
+    else:
+        out = _transpose(c)
+        P = c0
+        trans = not transpose
+    # Q c = H_1 (H_2 (... H_K c)): blocks backward; Q^T c: blocks forward with T^T.
+    order = blocks if trans else list(reversed(blocks))
+    for p0, kk, width, t_off in order:
+        _apply_block(h, h.offset + p0 * N + p0, N, h_bs, M - p0, kk, width, T, T.offset + t_off, t_bs,
+                     out, out.offset + p0 * P, P, M * P, P, trans, B)
+    return out if side == "left" else _transpose(out)

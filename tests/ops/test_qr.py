@@ -1,0 +1,330 @@
+"""vk.linalg.qr / householder_product / apply_q against numpy (float64 as the reference)."""
+import os
+
+import numpy as np
+import pytest
+
+import vkbackend as vk
+from tests.conftest import no_gpu_work
+
+EPS = float(np.finfo(np.float32).eps)
+
+from vkbackend.ops import qr as qr_mod  # noqa: E402
+
+
+def _norm2(x):
+    x = np.asarray(x, np.float64)
+    if x.ndim > 2:
+        return max(_norm2(m) for m in x.reshape(-1, *x.shape[-2:]))
+    return np.linalg.norm(x, 2) if x.size else 0.0
+
+
+def check_qr(a, q, r, complete=False, diag=True, c=4.0):
+    """Orthogonality, reconstruction, exact upper-triangular R, |diag R| as numpy's."""
+    a64 = np.asarray(a, np.float64)
+    q64, r64 = np.asarray(q, np.float64), np.asarray(r, np.float64)
+    M, N = a.shape[-2:]
+    K = min(M, N)
+    assert q.shape == a.shape[:-2] + ((M, M) if complete else (M, K))
+    assert r.shape == a.shape[:-2] + ((M, N) if complete else (K, N))
+    assert np.isfinite(q).all() and np.isfinite(r).all()
+    tol = c * max(M, N, 8) * EPS
+    eye = np.eye(q.shape[-1])
+    assert _norm2(np.swapaxes(q64, -1, -2) @ q64 - eye) <= tol, "Q^T Q != I"
+    scale = max(_norm2(a64), np.finfo(np.float32).tiny)
+    assert _norm2(q64 @ r64 - a64) / scale <= tol, "A != QR"
+    rows = np.arange(r.shape[-2])[:, None]
+    cols = np.arange(r.shape[-1])[None, :]
+    assert (r[..., rows > cols] == 0).all(), "R has nonzeros below the diagonal"
+    if diag and K:
+        ref = np.linalg.qr(a64, mode="r")
+        d_ref = np.abs(np.diagonal(ref, axis1=-2, axis2=-1))
+        d = np.abs(np.diagonal(r64, axis1=-2, axis2=-1))[..., :K]
+        np.testing.assert_allclose(d, d_ref, rtol=c * max(M, N) * EPS * 10,
+                                   atol=tol * np.abs(d_ref).max(initial=1.0))
+
+
+def qr_np(a, mode="reduced"):
+    res = vk.linalg.qr(vk.asarray(a), mode)
+    if isinstance(res, tuple):
+        return tuple(x.numpy() for x in res)
+    return res.numpy()
+
+
+def _shapes(sg):
+    return [(1, 1), (2, 2), (sg - 1, sg - 1), (sg, sg), (sg + 1, sg + 1), (40, 33), (33, 40),
+            (129, 129), (257, 257), (1000, 37), (37, 300), (65, 1), (1, 65)]
+
+
+@pytest.mark.parametrize("idx", range(13))
+def test_qr_random(rng, sg, idx):
+    M, N = _shapes(sg)[idx]
+    if min(M, N) < 1:
+        pytest.skip("degenerate with this subgroup size")
+    a = rng.standard_normal((M, N)).astype(np.float32)
+    q, r = qr_np(a)
+    check_qr(a, q, r)
+
+
+def test_qr_result_type_and_lazy():
+    a = vk.asarray(np.eye(3, dtype=np.float32))
+    res = vk.linalg.qr(a)
+    assert type(res).__name__ == "QRResult" and res._fields == ("Q", "R")
+    assert isinstance(res.Q, vk.Array) and isinstance(res.R, vk.Array)
+    assert res.Q.dtype == np.float32
+
+
+def _with_condition(rng, M, N, cond):
+    K = min(M, N)
+    u, _ = np.linalg.qr(rng.standard_normal((M, K)))
+    v, _ = np.linalg.qr(rng.standard_normal((N, K)))
+    s = np.logspace(0, -np.log10(cond), K)
+    return ((u * s) @ v.T).astype(np.float32)
+
+
+@pytest.mark.parametrize("shape", [(120, 120), (200, 70)])
+def test_qr_ill_conditioned(rng, shape):
+    a = _with_condition(rng, *shape, 1e6)
+    q, r = qr_np(a)
+    check_qr(a, q, r, diag=False)
+
+
+@pytest.mark.parametrize("shape,rank", [((100, 100), 30), ((150, 60), 1), ((50, 120), 20)])
+def test_qr_rank_deficient(rng, shape, rank):
+    M, N = shape
+    a = (rng.standard_normal((M, rank)) @ rng.standard_normal((rank, N))).astype(np.float32)
+    q, r = qr_np(a)
+    check_qr(a, q, r, diag=False)
+    # Beyond the rank, R is roundoff (float32 Householder: ~1e-5 of max|R| at n = 100, worst seen ~1e-4).
+    assert np.abs(r[rank:, rank:]).max(initial=0) <= 30 * max(M, N) * EPS * np.abs(r).max()
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (5, 3), (3, 5), (70, 70), (2, 40, 35)])
+def test_qr_zero(shape):
+    a = np.zeros(shape, np.float32)
+    q, r = qr_np(a)
+    K = min(shape[-2:])
+    assert (r == 0).all()
+    np.testing.assert_array_equal(q, np.broadcast_to(np.eye(shape[-2], K), q.shape))
+    h, tau = qr_np(a, "raw")
+    assert (tau == 0).all() and (h == 0).all()
+
+
+def test_qr_zero_column_and_negative_pivot(rng):
+    a = rng.standard_normal((30, 20)).astype(np.float32)
+    a[:, 3] = 0
+    a[5:, 7] = 0
+    a[7, 7] = -2.0
+    q, r = qr_np(a)
+    check_qr(a, q, r, diag=False)
+    _, tau = qr_np(a, "raw")
+    assert tau[3] == 0.0
+
+
+def test_qr_batched(rng):
+    a = rng.standard_normal((3, 2, 20, 10)).astype(np.float32)
+    q, r = qr_np(a)
+    check_qr(a, q, r)
+    for i in np.ndindex(3, 2):
+        qi, ri = qr_np(a[i])
+        np.testing.assert_allclose(q[i], qi, rtol=0, atol=1e-5)
+        np.testing.assert_allclose(r[i], ri, rtol=0, atol=1e-5)
+
+
+def test_qr_batched_multi_panel(rng):
+    a = rng.standard_normal((3, 90, 75)).astype(np.float32)
+    a[1] = 0
+    for mode in ("reduced", "complete"):
+        q, r = qr_np(a, mode)
+        check_qr(a[[0, 2]], q[[0, 2]], r[[0, 2]], complete=mode == "complete")
+        assert (r[1] == 0).all()
+
+
+def test_qr_batch_does_not_add_dispatches(rng):
+    def count(shape):
+        a = vk.asarray(rng.standard_normal(shape).astype(np.float32))
+        vk.synchronize()
+        d0 = vk.stats()["dispatches"]
+        vk.linalg.qr(a)
+        n = vk.stats()["dispatches"] - d0
+        vk.synchronize()
+        return n
+    assert count((1, 64, 64)) == count((16, 64, 64))
+
+
+@pytest.mark.parametrize("shape", [(50, 30), (30, 50), (40, 40), (2, 37, 21)])
+def test_qr_modes(rng, shape):
+    a = rng.standard_normal(shape).astype(np.float32)
+    M, N = shape[-2:]
+    K = min(M, N)
+    qc, rc = qr_np(a, "complete")
+    check_qr(a, qc, rc, complete=True)
+    q, r = qr_np(a)
+    r_only = qr_np(a, "r")
+    assert r_only.shape == r.shape
+    np.testing.assert_array_equal(r_only, r)
+    np.testing.assert_allclose(qc[..., :K], q, atol=1e-5)
+    np.testing.assert_allclose(rc[..., :K, :], r, atol=1e-5)
+    h, tau = qr_np(a, "raw")
+    h_ref, tau_ref = np.linalg.qr(a, "raw")  # numpy: h transposed, (..., N, M)
+    assert h.shape == h_ref.shape == shape[:-2] + (N, M) and tau.shape == tau_ref.shape
+    hT = np.swapaxes(h, -1, -2)
+    # R sits on and above the diagonal of h^T.
+    np.testing.assert_array_equal(np.triu(hT[..., :K, :]), r)
+    qh = vk.linalg.householder_product(vk.asarray(np.ascontiguousarray(hT[..., :, :K])),
+                                       vk.asarray(tau)).numpy()
+    np.testing.assert_allclose(qh, q, atol=2e-5)
+
+
+def test_householder_product_matches_numpy(rng):
+    # Reflectors from LAPACK (float64), rebuilt on the GPU; K < N exercises tau shorter than h.
+    a = rng.standard_normal((2, 80, 50))
+    h, tau = np.linalg.qr(a, "raw")
+    hT = np.swapaxes(h, -1, -2)  # (2, 80, 50)
+    q_ref = np.linalg.qr(a).Q
+    q = vk.linalg.householder_product(vk.asarray(hT.astype(np.float32)), vk.asarray(tau.astype(np.float32))).numpy()
+    np.testing.assert_allclose(q, q_ref, atol=1e-5)
+    k = 45
+    q_part = vk.linalg.householder_product(vk.asarray(hT.astype(np.float32)),
+                                           vk.asarray(tau[:, :k].astype(np.float32))).numpy()
+    ref = np.eye(80)[None, :, :50].repeat(2, 0)
+    for i in reversed(range(k)):
+        v = np.concatenate([np.zeros((2, i)), np.ones((2, 1)), hT[:, i + 1:, i]], axis=1)
+        ref = ref - tau[:, i, None, None] * v[:, :, None] * np.einsum("bm,bmn->bn", v, ref)[:, None, :]
+    np.testing.assert_allclose(q_part, ref, atol=1e-5)
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+@pytest.mark.parametrize("transpose", [False, True])
+@pytest.mark.parametrize("shape,p", [((90, 60), 45), ((2, 70, 70), 33), ((40, 70), 20)])
+def test_apply_q(rng, side, transpose, shape, p):
+    a = rng.standard_normal(shape).astype(np.float32)
+    M = shape[-2]
+    h, tau = vk.linalg.qr(vk.asarray(a), "raw")
+    hT = np.ascontiguousarray(np.swapaxes(h.numpy(), -1, -2))
+    qc, _ = qr_np(a, "complete")
+    qc = qc.astype(np.float64)
+    cshape = shape[:-2] + ((M, p) if side == "left" else (p, M))
+    c = rng.standard_normal(cshape).astype(np.float32)
+    got = vk.linalg.apply_q(vk.asarray(hT), tau, vk.asarray(c), transpose=transpose, side=side).numpy()
+    qq = np.swapaxes(qc, -1, -2) if transpose else qc
+    want = qq @ c if side == "left" else c @ qq
+    assert got.shape == c.shape
+    np.testing.assert_allclose(got, want, atol=4 * M * EPS * np.abs(c).max())
+
+
+def test_apply_q_shared_reflectors(rng):
+    a = rng.standard_normal((50, 30)).astype(np.float32)
+    h, tau = np.linalg.qr(a.astype(np.float64), "raw")
+    c = rng.standard_normal((3, 50, 7)).astype(np.float32)
+    qc = np.linalg.qr(a.astype(np.float64), "complete").Q
+    got = vk.linalg.apply_q(np.ascontiguousarray(h.T).astype(np.float32), tau.astype(np.float32), c,
+                            transpose=True).numpy()
+    np.testing.assert_allclose(got, qc.T @ c, atol=1e-4)
+
+
+def test_one_submit_300(rng):
+    a = vk.asarray(rng.standard_normal((300, 300)).astype(np.float32))
+    vk.synchronize()
+    s0 = vk.stats()
+    q, r = vk.linalg.qr(a)
+    d = vk.stats()["dispatches"] - s0["dispatches"]
+    vk.synchronize()
+    s1 = vk.stats()
+    assert s1["submits"] - s0["submits"] == 1
+    print(f"300x300 qr: {d} dispatches (with poison fills), 1 submit")
+    check_qr(a.numpy(), q.numpy(), r.numpy())
+
+
+@pytest.mark.parametrize("tune,shape", [
+    # the GPU plan in miniature: register-resident panels, their width shrinking with the height
+    ({"sw_reg_cap": 64, "sw_panel_wgs": (64,)}, (300, 140)),
+    ({"sw_reg_cap": 64, "sw_panel_wgs": (64,)}, (2, 100, 45)),
+    ({"sw_reg_cap": 256, "sw_panel_wgs": (64,), "nb_max": 16}, (70, 90)),
+    # the GPU's unrolled column loop
+    ({"sw_reg_cap": 16, "sw_panel_wgs": (64,), "nb_max": 16, "sw_unroll_k": 1}, (150, 70)),
+    # streaming panels of other widths
+    ({"stream_nb": 8}, (60, 50)),
+    ({"stream_nb": 16, "nb_max": 16}, (130, 40)),
+])
+def test_qr_panel_variants(rng, monkeypatch, tune, shape):
+    for k, v in tune.items():
+        monkeypatch.setitem(qr_mod.TUNE, k, v)
+    a = rng.standard_normal(shape).astype(np.float32)
+    q, r = qr_np(a)
+    check_qr(a, q, r)
+
+
+def test_qr_lookahead_order(rng, monkeypatch):
+    """The look-ahead schedule (next panel beside the trailing update) on a runtime that takes
+    barrier=False; here the barrier is recorded anyway, which checks the order and the splits."""
+    from vkbackend.kernel import Kernel
+    plain = Kernel.__call__
+    seen = []
+
+    def call(self, buffers, push=(), groups=(1, 1, 1), barrier=True):
+        seen.append(barrier)
+        return plain(self, buffers, push, groups)
+    monkeypatch.setattr(Kernel, "__call__", call)
+    assert qr_mod._overlap_supported()
+    for shape in [(150, 120), (2, 70, 100), (100, 12)]:
+        seen.clear()
+        a = rng.standard_normal(shape).astype(np.float32)
+        q, r = qr_np(a)
+        check_qr(a, q, r)
+        assert (shape[-1] > 12) == (False in seen)  # one panel: nothing to look ahead to
+
+
+@pytest.mark.slow
+def test_qr_large_square(rng, dev):
+    if dev.is_software and not os.environ.get("VKBACKEND_TEST_SLOW"):
+        pytest.skip("~15 s on lavapipe: set VKBACKEND_TEST_SLOW=1")
+    a = rng.standard_normal((1000, 1000)).astype(np.float32)
+    q, r = qr_np(a)
+    check_qr(a, q, r)
+
+
+def test_qr_empty():
+    for shape, mode in [((0, 3), "reduced"), ((3, 0), "complete"), ((2, 0, 0), "reduced")]:
+        ref = np.linalg.qr(np.zeros(shape, np.float32), mode)
+        got = qr_np(np.zeros(shape, np.float32), mode)
+        for g, w in zip(got, ref):
+            assert g.shape == w.shape
+            np.testing.assert_array_equal(g, w)
+
+
+def test_bad_inputs():
+    ints = vk.asarray(np.ones((4, 4), np.int32))
+    vec = vk.asarray(np.ones(4, np.float32))
+    good = vk.asarray(np.ones((4, 4), np.float32))
+    tau = vk.asarray(np.ones(4, np.float32))
+    vk.synchronize()
+    with no_gpu_work():
+        with pytest.raises(ValueError):
+            vk.linalg.qr(vec)
+        with pytest.raises(ValueError):
+            vk.linalg.qr(np.ones(4, np.float32))
+        with pytest.raises(ValueError):
+            vk.linalg.qr(np.float32(1.0))
+        with pytest.raises(TypeError):
+            vk.linalg.qr(ints)
+        with pytest.raises(TypeError):
+            vk.linalg.qr(np.ones((3, 3), np.int64))
+        with pytest.raises(TypeError):
+            vk.linalg.qr(np.ones((3, 3), bool))
+        with pytest.raises(ValueError):
+            vk.linalg.qr(good, mode="economic")
+        with pytest.raises(ValueError):
+            vk.linalg.qr(good, mode="bogus")
+        with pytest.raises(ValueError):
+            vk.linalg.apply_q(good, tau, good, side="up")
+        with pytest.raises(ValueError):
+            vk.linalg.apply_q(good, tau, np.ones((5, 2), np.float32))
+        with pytest.raises(TypeError):
+            vk.linalg.apply_q(good, tau, ints)
+        with pytest.raises(ValueError):
+            vk.linalg.householder_product(np.ones((3, 4), np.float32), np.ones(3, np.float32))
+        with pytest.raises(ValueError):
+            vk.linalg.householder_product(good, np.ones(5, np.float32))
+        with pytest.raises(ValueError):
+            vk.linalg.householder_product(np.ones((2, 4, 4), np.float32), np.ones((3, 4), np.float32))
