@@ -27,7 +27,6 @@ the trailing update (look-ahead). `TUNE` holds the knobs; environment: VKBACKEND
 """
 from __future__ import annotations
 
-import inspect
 import math
 import os
 from collections import namedtuple
@@ -67,7 +66,7 @@ TUNE = {
     "reg_overhead": 24,      # registers of the panel kernel besides its rows, sums and update row
     "unroll_k": 1,           # unroll the panel's column loop (register panels)
     "target_groups": 120,    # workgroups an update dispatch should reach (~ the SM count)
-    "lookahead": 1,          # next panel beside the trailing update, where the runtime allows it
+    "lookahead": 1,          # next panel beside the trailing update (no barrier between them)
     "apply_nb": 32,          # block width for apply_q / householder_product
     # software devices: the streaming panel (rows in memory, which is a CPU's cache anyway)
     "sw_panel_wgs": (128,),
@@ -122,29 +121,17 @@ def _kernel(shader: str, defines: dict, wg: int):
     return rt.kernel(f"ops/{shader}", defines, wg)
 
 
-def _overlap_supported() -> bool:
-    """Whether the runtime can record a dispatch without the global barrier after it (a keyword
-    `barrier` of Kernel.__call__): then the next panel runs beside the trailing update."""
-    try:
-        return "barrier" in inspect.signature(Kernel.__call__).parameters
-    except (TypeError, ValueError):
-        return False
-
-
 def _dispatch(kernel, buffers, push, gx: int, batch: int, batch_words=(), barrier: bool = True):
     """Record `kernel` over grid (gx, 1, batch); batches beyond the device's grid z limit go in
     chunks, advancing each (offset index, stride index) pair of `batch_words` in `push`.
-    barrier=False (where supported): the next dispatch may run concurrently with this one."""
+    barrier=False: the next dispatch may run concurrently with this one."""
     zmax = _rt().device.max_workgroup_count[2]
     for b0 in range(0, batch, zmax):
         words = list(push)
         for oi, si in batch_words:
             words[oi] += b0 * words[si]
         groups = (gx, 1, min(zmax, batch - b0))
-        if barrier:
-            kernel(buffers, words, groups)
-        else:
-            kernel(buffers, words, groups, barrier=False)
+        kernel(buffers, words, groups, barrier=barrier)
 
 
 def _util(mode: str, src: Array | None, s_off, s_ld, s_bs, dst: Array, d_off, d_ld, d_bs,
@@ -283,7 +270,7 @@ def _factor(a: Array):
     T = Array.empty((max(1, B * tsize),), dtypes.float32)
     if B == 0 or not panels:
         return h, tau, T, panels, tsize
-    lookahead = bool(TUNE["lookahead"]) and _overlap_supported()
+    lookahead = bool(TUNE["lookahead"])
     sw = _rt().device.is_software
 
     def factor_panel(pl, barrier=True):

@@ -27,7 +27,7 @@ class Stream:
     def next_epoch(self) -> int:
         return self.submitted + 1
 
-    def _record(self, op) -> None:
+    def _record(self, op, barrier: bool = True) -> None:
         if self._ops >= FLUSH_AFTER:
             self.flush()
         seq = self._seqs[self._cur]
@@ -35,12 +35,15 @@ class Stream:
             # Orders this chunk after whatever earlier submits wrote (barriers reach across submits).
             seq.record(self._barrier)
         seq.record(op)
-        seq.record(self._barrier)
+        if barrier:
+            seq.record(self._barrier)
         self._ops += 1
 
-    def dispatch(self, algorithm, push, groups) -> None:
+    def dispatch(self, algorithm, push, groups, barrier: bool = True) -> None:
+        """Record a dispatch; `barrier=False` lets the next dispatch run beside it (the caller
+        guarantees they touch disjoint data), as QR's look-ahead panel does."""
         algorithm.set_workgroup(*groups)
-        self._record(kp.OpAlgoDispatch(algorithm, push))
+        self._record(kp.OpAlgoDispatch(algorithm, push), barrier)
         self.stats["dispatches"] += 1
 
     def upload(self, buf, words) -> None:
