@@ -1,5 +1,4 @@
 """vk.linalg.qr / householder_product / apply_q against numpy (float64 as the reference)."""
-import os
 
 import numpy as np
 import pytest
