@@ -16,11 +16,11 @@ import builtins
 import dataclasses
 import math
 import numbers
-import operator
 import weakref
 
 import numpy as np
 
+from .axes import normalize_axis
 from .. import dtypes, runtime
 from ..array import Array
 from . import elementwise
@@ -84,15 +84,7 @@ def _inspect(a, name: str):
 
 
 def _axis_index(ax, ndim: int, name: str) -> int:
-    if isinstance(ax, (bool, np.bool_)):
-        raise TypeError(f"{name}: axis must be an integer, got {ax!r}")
-    try:
-        i = operator.index(ax)
-    except TypeError:
-        raise TypeError(f"{name}: axis must be None, an integer or a tuple of integers, got {ax!r}") from None
-    if not -ndim <= i < ndim:
-        raise np.exceptions.AxisError(i, ndim, msg_prefix=name)
-    return i % ndim
+    return normalize_axis(ax, ndim, name, "None, an integer or a tuple of integers")
 
 
 def _axes(axis, ndim: int, name: str, single: bool = False) -> tuple:

@@ -32,10 +32,10 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
-import operator
 
 import numpy as np
 
+from .axes import normalize_axis
 from .. import dtypes, runtime
 from ..array import Array
 from . import elementwise
@@ -125,17 +125,7 @@ def _check_flag(name: str, what: str, value) -> bool:
 
 
 def _normalize_axis(name: str, axis, ndim: int):
-    if axis is None:
-        return None
-    if isinstance(axis, (bool, np.bool_)):
-        raise TypeError(f"{name}: axis must be an integer or None, got {axis!r}")
-    try:
-        axis = operator.index(axis)
-    except TypeError:
-        raise TypeError(f"{name}: axis must be an integer or None, got {axis!r}") from None
-    if not -ndim <= axis < ndim:
-        raise np.exceptions.AxisError(axis, ndim, msg_prefix=name)
-    return axis % ndim
+    return None if axis is None else normalize_axis(axis, ndim, name, "an integer or None")
 
 
 def _plan_types(name: str, op: str, in_dtype: np.dtype, dtype):
