@@ -643,16 +643,9 @@ def _record_bgrad(geom: _Geom, g: Array) -> Array:
 # ----------------------------------------------------------------------------------------------
 # public API
 # ----------------------------------------------------------------------------------------------
-def conv_general(input, weight, stride=1, padding_lo=0, padding_hi=0, kernel_dilation=1,
-                 input_dilation=1, groups=1, flip=False, *, bias=None) -> Array:
-    """The general convolution (MLX's conv_general, in N, C, spatial layout).
-
-    input (N, C_in, *S), weight (C_out, C_in/groups, *K), 1 to 3 spatial axes. input_dilation
-    inserts input_dilation-1 zeros between neighbouring input elements; padding_lo/padding_hi
-    pad (or, negative, crop) each spatial axis; flip mirrors the kernel (a true convolution).
-    Output size per axis: ((S-1)*input_dilation + 1 + lo + hi - ((K-1)*kernel_dilation + 1)) // stride + 1.
-    """
-    fn = "conv_general"
+def _general_geometry(fn, input, weight, stride, padding_lo, padding_hi, kernel_dilation,
+                      input_dilation, groups, flip):
+    """conv_general's parameters checked (before any GPU work): (geometry, input shape, weight shape)."""
     nd = _nd_of(weight, fn)
     xshape = _shape_of(input, "input", fn)
     wshape = _shape_of(weight, "weight", fn)
@@ -665,6 +658,21 @@ def conv_general(input, weight, stride=1, padding_lo=0, padding_hi=0, kernel_dil
     if not isinstance(flip, (bool, np.bool_)):
         raise TypeError(f"{fn}: flip must be a bool, got {flip!r}")
     geom = _geometry(fn, xshape, wshape, nd, stride, lo, hi, kd, idil, groups, flip, False)
+    return geom, xshape, wshape
+
+
+def conv_general(input, weight, stride=1, padding_lo=0, padding_hi=0, kernel_dilation=1,
+                 input_dilation=1, groups=1, flip=False, *, bias=None) -> Array:
+    """The general convolution (MLX's conv_general, in N, C, spatial layout).
+
+    input (N, C_in, *S), weight (C_out, C_in/groups, *K), 1 to 3 spatial axes. input_dilation
+    inserts input_dilation-1 zeros between neighbouring input elements; padding_lo/padding_hi
+    pad (or, negative, crop) each spatial axis; flip mirrors the kernel (a true convolution).
+    Output size per axis: ((S-1)*input_dilation + 1 + lo + hi - ((K-1)*kernel_dilation + 1)) // stride + 1.
+    """
+    fn = "conv_general"
+    geom, _, _ = _general_geometry(fn, input, weight, stride, padding_lo, padding_hi, kernel_dilation,
+                                   input_dilation, groups, flip)
     _check_bias(bias, geom.cout, fn)
     return _record_forward(geom, _as_array(input), _as_array(weight),
                            None if bias is None else _as_array(bias))
@@ -793,18 +801,8 @@ def conv_general_vjp(input, weight, cotangent, stride=1, padding_lo=0, padding_h
                      bias_grad=False):
     """Gradients of conv_general (same parameters) for `cotangent`: (dinput, dweight[, dbias])."""
     fn = "conv_general_vjp"
-    nd = _nd_of(weight, fn)
-    xshape = _shape_of(input, "input", fn)
-    wshape = _shape_of(weight, "weight", fn)
-    groups = _groups(groups, fn)
-    stride = _ints(stride, nd, "stride", fn, 1)
-    lo = _ints(padding_lo, nd, "padding_lo", fn)
-    hi = _ints(padding_hi, nd, "padding_hi", fn)
-    kd = _ints(kernel_dilation, nd, "kernel_dilation", fn, 1)
-    idil = _ints(input_dilation, nd, "input_dilation", fn, 1)
-    if not isinstance(flip, (bool, np.bool_)):
-        raise TypeError(f"{fn}: flip must be a bool, got {flip!r}")
-    geom = _geometry(fn, xshape, wshape, nd, stride, lo, hi, kd, idil, groups, flip, False)
+    geom, xshape, wshape = _general_geometry(fn, input, weight, stride, padding_lo, padding_hi,
+                                             kernel_dilation, input_dilation, groups, flip)
     return _vjp(fn, geom, xshape, wshape, input, weight, cotangent, input_grad, weight_grad, bias_grad)
 
 

@@ -27,6 +27,7 @@ import numpy as np
 
 from .. import dtypes, runtime
 from ..array import Array
+from .elementwise import collapse_dims
 
 __all__ = ["matmul", "gemm"]
 
@@ -156,20 +157,6 @@ def choose_config(dev, m: int, n: int, batch: int = 1) -> TileConfig:
 
 
 # -- the low-level entry ----------------------------------------------------------------------
-def _collapse_batch(extents, strides_list):
-    """Drop unit batch dims and merge neighbours every operand walks contiguously."""
-    dims = [(e, [s[d] for s in strides_list]) for d, e in enumerate(extents) if e != 1]
-    merged = []
-    for e, st in dims:
-        if merged:
-            pe, ps = merged[-1]
-            if all(p == s * e for p, s in zip(ps, st)):
-                merged[-1] = (pe * e, st)
-                continue
-        merged.append((e, st))
-    return [e for e, _ in merged], [[st[k] for _, st in merged] for k in range(len(strides_list))]
-
-
 def record_gemm(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda: int, ldb: int, ldc: int,
                 offset_a: int | None = None, offset_b: int | None = None, offset_c: int | None = None,
                 trans_a: bool = False, trans_b: bool = False, alpha: float = 1.0, beta: float = 0.0,
@@ -187,7 +174,7 @@ def record_gemm(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda: in
         return
     offs = [a.offset if offset_a is None else offset_a, b.offset if offset_b is None else offset_b,
             c.offset if offset_c is None else offset_c]
-    extents, (sa, sb, sc) = _collapse_batch(list(batch_shape),
+    extents, (sa, sb, sc) = collapse_dims(list(batch_shape),
                                             [list(batch_strides_a), list(batch_strides_b), list(batch_strides_c)])
     # A batch of row-major A over a shared B, with C contiguous across batches: one taller matrix.
     if (len(extents) == 1 and not trans_a and sb[0] == 0 and sa[0] == m * lda and sc[0] == m * ldc):
