@@ -678,6 +678,16 @@ def conv_general(input, weight, stride=1, padding_lo=0, padding_hi=0, kernel_dil
                            None if bias is None else _as_array(bias))
 
 
+def _forward(fn, geom, input, weight, bias, xshape, unbatched: bool) -> Array:
+    """Check the bias, then record the forward pass (an unbatched input gets a batch of one)."""
+    _check_bias(bias, geom.cout, fn)
+    x = _as_array(input)
+    if unbatched:
+        x = x.reshape(xshape)
+    y = _record_forward(geom, x, _as_array(weight), None if bias is None else _as_array(bias))
+    return y.reshape(y.shape[1:]) if unbatched else y
+
+
 def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
     fn = f"conv{nd}d"
     wshape = _shape_of(weight, "weight", fn)
@@ -688,12 +698,7 @@ def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
     groups = _groups(groups, fn)
     stride, lo, hi, dilation = _conv_params(fn, nd, wshape, stride, padding, dilation)
     geom = _geometry(fn, xshape, wshape, nd, stride, lo, hi, dilation, (1,) * nd, groups, False, False)
-    _check_bias(bias, geom.cout, fn)
-    x = _as_array(input)
-    if unbatched:
-        x = x.reshape(xshape)
-    y = _record_forward(geom, x, _as_array(weight), None if bias is None else _as_array(bias))
-    return y.reshape(y.shape[1:]) if unbatched else y
+    return _forward(fn, geom, input, weight, bias, xshape, unbatched)
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Array:
@@ -741,12 +746,7 @@ def _conv_transpose(nd, input, weight, bias, stride, padding, output_padding, gr
     wshape = _shape_of(weight, "weight", fn)
     xshape, unbatched = _batched(input, nd, fn)
     geom, _ = _transpose_geom(fn, nd, xshape, wshape, stride, padding, output_padding, groups, dilation)
-    _check_bias(bias, geom.cout, fn)
-    x = _as_array(input)
-    if unbatched:
-        x = x.reshape(xshape)
-    y = _record_forward(geom, x, _as_array(weight), None if bias is None else _as_array(bias))
-    return y.reshape(y.shape[1:]) if unbatched else y
+    return _forward(fn, geom, input, weight, bias, xshape, unbatched)
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,

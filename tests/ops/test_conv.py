@@ -232,6 +232,14 @@ def test_conv_vjp_finite_differences(rng, xs, ws, conv):
     close(dw.numpy(), fdw)
 
 
+def assert_adjoint(x, w, y, g, dx, dw):
+    """<conv(x, w), g> = <x, dinput(g)> = <w, dweight(g)>, relative to the size of the products."""
+    lhs = (y * g).sum()
+    scale = np.abs(y).sum() * np.abs(g).max() + 1.0
+    assert abs(lhs - (x * dx).sum()) / scale < 1e-5
+    assert abs(lhs - (w * dw).sum()) / scale < 1e-5
+
+
 @pytest.mark.parametrize("xs,ws,conv", [
     ((3, 6, 17), (8, 3, 5), dict(stride=3, padding=2, dilation=2, groups=2)),
     ((2, 16, 9, 8), (12, 16, 3, 3), dict(stride=2, padding=1, dilation=1, groups=1)),
@@ -247,10 +255,7 @@ def test_conv_vjp_adjoint(rng, xs, ws, conv):
     y = getattr(vk, f"conv{nd}d")(x, w, **conv).numpy().astype(np.float64)
     g = rand(rng, *y.shape)
     dx, dw, db = (a.numpy().astype(np.float64) for a in vk.conv_vjp(x, w, g, **conv, bias_grad=True))
-    lhs = (y * g).sum()
-    scale = np.abs(y).sum() * np.abs(g).max() + 1.0
-    assert abs(lhs - (x * dx).sum()) / scale < 1e-5
-    assert abs(lhs - (w * dw).sum()) / scale < 1e-5
+    assert_adjoint(x, w, y, g, dx, dw)
     close(db, g.astype(np.float64).sum(axis=(0,) + tuple(range(2, 2 + nd))))
     if x.size + w.size <= 700:  # entrywise too, for the smaller cases
         fdx, fdw = _fd_grads(x, w, g, **conv)
@@ -267,23 +272,16 @@ def test_conv_general_vjp_adjoint(rng, kw):
     y = vk.conv_general(x, w, **kw).numpy().astype(np.float64)
     g = rand(rng, *y.shape)
     dx, dw = (a.numpy().astype(np.float64) for a in vk.conv_general_vjp(x, w, g, **kw))
-    lhs = (y * g).sum()
-    scale = np.abs(y).sum() * np.abs(g).max() + 1.0
-    assert abs(lhs - (x * dx).sum()) / scale < 1e-5
-    assert abs(lhs - (w * dw).sum()) / scale < 1e-5
+    assert_adjoint(x, w, y, g, dx, dw)
 
 
 def test_conv_transpose_vjp_adjoint(rng):
     x, w = rand(rng, 2, 4, 4, 3), rand(rng, 4, 3, 3, 2)
     params = dict(stride=2, padding=1, output_padding=(1, 0), groups=2, dilation=(1, 2))
-    w = rand(rng, 4, 3, 3, 2)
     y = vk.conv_transpose2d(x, w, None, **params).numpy().astype(np.float64)
     g = rand(rng, *y.shape)
     dx, dw, db = (a.numpy().astype(np.float64) for a in vk.conv_transpose_vjp(x, w, g, **params, bias_grad=True))
-    lhs = (y * g).sum()
-    scale = np.abs(y).sum() * np.abs(g).max() + 1.0
-    assert abs(lhs - (x * dx).sum()) / scale < 1e-5
-    assert abs(lhs - (w * dw).sum()) / scale < 1e-5
+    assert_adjoint(x, w, y, g, dx, dw)
     close(db, g.astype(np.float64).sum(axis=(0, 2, 3)))
 
 
