@@ -4,6 +4,7 @@
 #include "lib/workgroup.glsl"
 #include "scan_types.glsl"
 // @variants OP=add T_IN=float T=float S=float KEY=0 T_IN4=vec4 T4=vec4 S4=vec4 MODE=0|1|2 ?EXCLUSIVE ?REVERSE ITEMS=16 LOOKBACK=1 ?STAGED
+// @variants OP=add T_IN=float T=float S=float KEY=0 T_IN4=vec4 T4=vec4 S4=vec4 MODE=0|2 ?EXCLUSIVE ?REVERSE ITEMS=16 LOOKBACK=1 STRIPED +subgroup
 // @variants OP=add T_IN=float T=float S=float KEY=0 T_IN4=vec4 T4=vec4 S4=vec4 MODE=2 ITEMS=8 LOOKBACK=3 ?SERIAL_LOOKBACK ?FORCE_FALLBACK
 // @variants OP=add|mul|min|max T_IN=int|uint T=int S=int KEY=0 T_IN4=ivec4 T4=ivec4 S4=ivec4 MODE=2 ITEMS=16 LOOKBACK=1 STAGED
 // @variants OP=max|min T_IN=float T=float S=uint KEY=1|2 T_IN4=vec4 T4=vec4 S4=uvec4 MODE=0|2 ?HAS_PREFIX ITEMS=16 LOOKBACK=1 STAGED
@@ -17,7 +18,8 @@
 //                   aux is the tile state (below)
 //
 // Defines: scan_types.glsl's, plus MODE, HAS_PREFIX, EXCLUSIVE, REVERSE (the scan runs from the
-// end of each row), ITEMS (per thread, a multiple of 4), STAGED (tile layout, see load_tile),
+// end of each row), ITEMS (per thread, a multiple of 4), STRIPED or STAGED (tile layout, see
+// load_tile; neither: blocked),
 // LOOKBACK (predecessor states each look-back walker reads per round, see walk_back),
 // SERIAL_LOOKBACK (one walker even with subgroup arithmetic: tests, and devices where a subgroup
 // walk would not pay), FORCE_FALLBACK (tests: never trust the state of a predecessor, always
@@ -112,14 +114,65 @@ S reduce_tile(uint row, uint t) {
     return PASTE(wg_reduce_, OP)(acc);
 }
 
-// The scan wants each thread to own ITEMS consecutive elements of the tile (in scan-rank order).
-// STAGED: global memory is read and written in quads striped over the workgroup (every access of
-// a subgroup is one contiguous run) and the tile passes through shared memory to change hands;
-// one padding word per 32 keeps both patterns free of bank conflicts for ITEMS = 4, 8 and 16.
-// Otherwise (blocked) each thread loads and stores its own ITEMS / 4 consecutive quads directly:
-// no shared memory and no barriers, but each access of a subgroup is strided (which the caches
-// may or may not absorb: a tunable, to measure per device).
-#if MODE != 1 && defined(STAGED)
+// Three layouts of a tile over the threads (a tunable, to measure per device):
+// - STRIPED (needs subgroup arithmetic): each subgroup owns a contiguous run of the tile, QUADS
+//   quads per lane; its k-th access is its lanes' consecutive quads (coalesced, as in a copy) and
+//   the scan runs along the run with subgroup scans: no shared memory, no barriers.
+// - STAGED: global memory is read and written in quads striped over the workgroup and the tile
+//   passes through shared memory to change hands, so that each thread owns ITEMS consecutive
+//   elements (in scan-rank order); one padding word per 32 keeps both patterns free of bank
+//   conflicts for ITEMS = 4, 8 and 16.
+// - blocked (neither): each thread loads and stores its own ITEMS / 4 consecutive quads directly;
+//   each access of a subgroup is strided, which the caches may or may not absorb.
+#if MODE != 1 && defined(STRIPED)
+#ifndef HAS_SUBGROUP_ARITHMETIC
+#error "the STRIPED layout needs subgroup arithmetic"
+#endif
+// Tile quad of this lane's k-th quad. Subgroups are numbered in scan order and all but the last
+// are full (wg_rank's assumption); the last may have fewer lanes, so the stride is the active
+// lane count and lanes are packed from 0.
+uint striped_quad(uint k) {
+    return gl_SubgroupID * gl_SubgroupSize * QUADS + k * subgroupAdd(1u) + subgroupExclusiveAdd(1u);
+}
+
+void load_tile(uint row, uint t, out S x[ITEMS]) {
+    for (uint k = 0u; k < QUADS; ++k) {
+        S4 v = load_quad(row, t * TILE_QUADS + striped_quad(k));
+        for (uint c = 0u; c < 4u; ++c) x[4u * k + c] = v[c];
+    }
+}
+
+void store_tile(uint row, uint t, S x[ITEMS]) {
+    for (uint k = 0u; k < QUADS; ++k)
+        store_quad(row, t * TILE_QUADS + striped_quad(k),
+                   S4(x[4u * k], x[4u * k + 1u], x[4u * k + 2u], x[4u * k + 3u]));
+}
+
+// Scans x in place along this subgroup's run (inclusive or exclusive per EXCLUSIVE); the
+// subgroup's prefix in the tile goes to run_prefix. Returns the tile's aggregate.
+S scan_tile(inout S x[ITEMS], out S run_prefix) {
+    S carry = IDENTITY;  // the run so far, before quad k of every lane
+    for (uint k = 0u; k < QUADS; ++k) {
+        S within[4];  // inclusive prefixes inside the quad
+        within[0] = x[4u * k];
+        for (uint c = 1u; c < 4u; ++c) within[c] = COMBINE(within[c - 1u], x[4u * k + c]);
+        S before = COMBINE(carry, PASTE(sg_exclusive_, OP)(within[3]));
+        for (uint c = 0u; c < 4u; ++c) {
+#ifdef EXCLUSIVE
+            x[4u * k + c] = c == 0u ? before : COMBINE(before, within[c - 1u]);
+#else
+            x[4u * k + c] = COMBINE(before, within[c]);
+#endif
+        }
+        carry = COMBINE(carry, PASTE(sg_reduce_, OP)(within[3]));
+    }
+    // Only each subgroup's last lane brings its run's total: every lane's exclusive prefix is
+    // then the combination of the runs before its subgroup's.
+    S aggregate;
+    run_prefix = PASTE(wg_exclusive_scan_, OP)(sg_last_lane() ? carry : IDENTITY, aggregate);
+    return aggregate;
+}
+#elif MODE != 1 && defined(STAGED)
 shared S stage[TILE + TILE / 32u];
 uint padded(uint i) { return i + (i >> 5); }
 
@@ -162,6 +215,7 @@ void store_tile(uint row, uint t, S x[ITEMS]) {
 }
 #endif
 
+#if MODE != 1 && !defined(STRIPED)
 // Scans x in place, within the tile: inclusive or exclusive per EXCLUSIVE, each element already
 // combined with this thread's predecessors in the tile. Returns the tile's aggregate.
 S scan_tile(inout S x[ITEMS], out S thread_prefix) {
@@ -179,6 +233,7 @@ S scan_tile(inout S x[ITEMS], out S thread_prefix) {
     thread_prefix = PASTE(wg_exclusive_scan_, OP)(run, aggregate);
     return aggregate;
 }
+#endif
 
 // ---- the chained scan's tile state ---------------------------------------------------------
 // aux[aux_off]: the tile counter; aux[aux_off + 1]: how many fallbacks ran (a diagnostic);

@@ -154,10 +154,13 @@ def test_many_small_tiles(rng, small, sg, algorithm):
           reverse=True)
 
 
-def test_blocked_layout_and_narrow_lookback(rng, tuning):
-    """The other tile layout (each thread loads its own quads) and a look-back one state at a time."""
-    tuning(workgroup=64, items=8, staged=False, lookback=1)
-    for n in (511, 512, 513, 100_003):
+@pytest.mark.parametrize("layout", scan.LAYOUTS)
+def test_each_layout_and_narrow_lookback(rng, tuning, sg, layout):
+    """Every tile layout, with several quads per thread (items=8) and a workgroup that is not a
+    multiple of the subgroup size (40: a partial last subgroup for sizes 16 and 32), and a
+    look-back one state at a time."""
+    tuning(workgroup=40, items=8, layout=layout, lookback=1)
+    for n in boundary_sizes(sg, 40, 320) + [100_003]:
         x = random_array(rng, n, np.int32)
         check(vk.cumsum(x), x, "cumsum")
     x = random_array(rng, 30_001, np.float32)
@@ -427,8 +430,11 @@ def test_bad_tuning_raises_before_gpu_work(tuning):
         tuning(items=6)
         with pytest.raises(ValueError, match="multiple of 4"):
             vk.cumsum(np.ones(10, np.float32))
-        tuning(items=4096, staged=True)  # the staged layout keeps the whole tile in shared memory
+        tuning(items=4096, layout="staged")  # the staged layout keeps the whole tile in shared memory
         with pytest.raises(ValueError, match="shared memory"):
+            vk.cumsum(np.ones(10, np.float32))
+        tuning(items=4, layout="diagonal")
+        with pytest.raises(ValueError, match="layout"):
             vk.cumsum(np.ones(10, np.float32))
 
 

@@ -45,6 +45,7 @@ from .launch import groups_for
 __all__ = ["cumsum", "cumprod", "cummax", "cummin"]
 
 ALGORITHMS = ("decoupled", "reduce_then_scan")
+LAYOUTS = ("striped", "staged", "blocked")
 SHADER = "primitives/scan.comp"
 STRIDED_SHADER = "primitives/scan_strided.comp"
 STATE_HEADER = 8  # words before the tile states in the chained scan's state buffer (scan.comp)
@@ -53,9 +54,11 @@ STATE_HEADER = 8  # words before the tile states in the chained scan's state buf
 @dataclasses.dataclass(frozen=True)
 class Tuning:
     """Tunables, read at each call: replace `TUNING` (dataclasses.replace) to try others."""
-    workgroup: int = 512       # invocations per tile workgroup (H100, 64M: 512 unstaged 1994 GB/s, 256 staged 1683)
+    workgroup: int = 512       # invocations per tile workgroup
     items: int = 16            # elements per invocation (a multiple of 4: vec4 loads and stores)
-    staged: bool = False       # tiles change hands through shared memory (else blocked loads)
+    layout: str = "striped"    # a tile over the threads (scan.comp): "striped" (a contiguous run
+                               # per subgroup; "blocked" where the device lacks subgroup
+                               # arithmetic), "staged" (through shared memory) or "blocked"
     lookback: int = 1          # predecessor states each look-back walker reads per round: with
                                # subgroup arithmetic a window of lookback * subgroup size tiles
     subgroup_lookback: bool = True  # the look-back walks with a whole subgroup where it can
@@ -153,10 +156,12 @@ def _plan_types(name: str, op: str, in_dtype: np.dtype, dtype):
 
 def _check_tuning(tuning: Tuning) -> None:
     dev = runtime.get().device
+    if tuning.layout not in LAYOUTS:
+        raise ValueError(f"scan tuning: layout={tuning.layout!r} must be one of {LAYOUTS}")
     if tuning.items < 4 or tuning.items % 4:
         raise ValueError(f"scan tuning: items={tuning.items} must be a positive multiple of 4")
     # scan.comp's shared memory: the staged tile (padded), workgroup.glsl's scratch, a few words.
-    shared = (tuning.tile * 33 // 32 * 4 if tuning.staged else 0) + (tuning.workgroup + 1) * 4 + 64
+    shared = (tuning.tile * 33 // 32 * 4 if tuning.layout == "staged" else 0) + (tuning.workgroup + 1) * 4 + 64
     if shared > dev.max_shared_memory:
         raise ValueError(f"scan tuning: a tile of {tuning.workgroup} x {tuning.items} needs {shared} bytes "
                          f"of shared memory, the device has {dev.max_shared_memory}")
@@ -223,9 +228,12 @@ def _aligned(span: _Span, length: int, rows: int, reverse: bool) -> bool:
 
 def _tile_kernel(kind: _Kind, mode: int, tuning: Tuning, **flags):
     defines = kind.defines()
+    layout = tuning.layout
+    if layout == "striped" and (mode == 1 or not runtime.get().device.has("arithmetic")):
+        layout = "blocked"  # the reduce pass has one layout; striped runs need subgroup scans
     defines.update(MODE=mode, ITEMS=tuning.items, LOOKBACK=tuning.lookback,
-                   **_flags(staged=tuning.staged, serial_lookback=mode == 2 and not tuning.subgroup_lookback,
-                                 **flags))
+                   **_flags(staged=layout == "staged", striped=layout == "striped",
+                            serial_lookback=mode == 2 and not tuning.subgroup_lookback, **flags))
     spin = tuning.software_spin if runtime.get().device.is_software else tuning.spin
     return runtime.get().kernel(SHADER, defines, tuning.workgroup, spec=(spin,))
 
