@@ -15,10 +15,10 @@ _ALGORITHMS = ("decoupled", "reduce_then_scan")
 _TUNE = [  # the look-back first (window = lookback * subgroup size), then the tile shape
     {"lookback": 2}, {"lookback": 4}, {"subgroup_lookback": False}, {"subgroup_lookback": False, "lookback": 8},
     {"spin": 8}, {"spin": 1024},
-    {"layout": "blocked"}, {"layout": "staged", "workgroup": 256}, {"layout": "blocked", "items": 8},
-    {"workgroup": 256, "items": 8}, {"workgroup": 256, "items": 16}, {"workgroup": 256, "items": 32},
-    {"workgroup": 512, "items": 8}, {"workgroup": 512, "items": 24}, {"workgroup": 128, "items": 16},
-    {"workgroup": 128, "items": 32}, {"workgroup": 1024, "items": 8}, {"workgroup": 1024, "items": 4},
+    {"layout": "striped"}, {"layout": "staged", "workgroup": 256}, {"items": 8}, {"items": 12},
+    {"workgroup": 256, "items": 8}, {"workgroup": 256, "items": 16}, {"workgroup": 256, "items": 20},
+    {"workgroup": 384, "items": 16}, {"workgroup": 768, "items": 12}, {"workgroup": 128, "items": 16},
+    {"workgroup": 1024, "items": 8}, {"workgroup": 1024, "items": 12},
 ]
 
 
