@@ -6,12 +6,10 @@
 // @variants OP=add T_IN=float T=float S=float KEY=0 T_IN4=vec4 T4=vec4 S4=vec4 MODE=0|1|2 ?EXCLUSIVE ?REVERSE ITEMS=16 LOOKBACK=1 ?STAGED
 // @variants OP=add T_IN=float T=float S=float KEY=0 T_IN4=vec4 T4=vec4 S4=vec4 MODE=0|2 ?EXCLUSIVE ?REVERSE ITEMS=16 LOOKBACK=1 STRIPED +subgroup
 // @variants OP=add T_IN=float T=float S=float KEY=0 T_IN4=vec4 T4=vec4 S4=vec4 MODE=2 ITEMS=8 LOOKBACK=3 ?SERIAL_LOOKBACK ?FORCE_FALLBACK
-// @variants OP=add T_IN=float T=float S=float KEY=0 T_IN4=vec4 T4=vec4 S4=vec4 MODE=0|1|2 ?HAS_PREFIX ?EXCLUSIVE ITEMS=16 LOOKBACK=1 CHUNKS=3
 // @variants OP=add|mul|min|max T_IN=int|uint T=int S=int KEY=0 T_IN4=ivec4 T4=ivec4 S4=ivec4 MODE=2 ITEMS=16 LOOKBACK=1 STAGED
 // @variants OP=max|min T_IN=float T=float S=uint KEY=1|2 T_IN4=vec4 T4=vec4 S4=uvec4 MODE=0|2 ?HAS_PREFIX ITEMS=16 LOOKBACK=1 STAGED
-// Scans of `rows` contiguous rows of `len` elements each, tile by tile: a tile is TILE = CHUNKS *
-// WG_SIZE * ITEMS consecutive elements of one row, one workgroup per tile, which holds one chunk
-// of WG_SIZE * ITEMS elements in registers at a time.
+// Scans of `rows` contiguous rows of `len` elements each, tile by tile: a tile is TILE = WG_SIZE *
+// ITEMS consecutive elements of one row, one workgroup per tile.
 //
 // MODE 0 (SCAN)     scan each tile; its prefix is the identity (rows of one tile), or with
 //                   HAS_PREFIX the tile's entry of aux (reduce-then-scan's downsweep)
@@ -21,7 +19,7 @@
 //
 // Defines: scan_types.glsl's, plus MODE, HAS_PREFIX, EXCLUSIVE, REVERSE (the scan runs from the
 // end of each row), ITEMS (per thread, a multiple of 4), STRIPED or STAGED (tile layout, see
-// load_chunk; neither: blocked), CHUNKS (chunks per tile, default 1),
+// load_tile; neither: blocked),
 // LOOKBACK (predecessor states each look-back walker reads per round, see walk_back),
 // SERIAL_LOOKBACK (one walker even with subgroup arithmetic: tests, and devices where a subgroup
 // walk would not pay), FORCE_FALLBACK (tests: never trust the state of a predecessor, always
@@ -52,13 +50,9 @@ layout(std430, binding = 1) writeonly buffer OutV { T4 out_v[]; };
 // every read goes to memory shared by all workgroups and is not hoisted out of the loop.
 layout(std430, binding = 2) coherent volatile buffer Aux { uint aux[]; };
 
-#ifndef CHUNKS
-#define CHUNKS 1
-#endif
-const uint QUADS = ITEMS / 4u;          // quads per thread and chunk
-const uint CHUNK = WG_SIZE * ITEMS;
-const uint CHUNK_QUADS = CHUNK / 4u;
-const uint TILE_QUADS = CHUNKS * CHUNK_QUADS;
+const uint QUADS = ITEMS / 4u;          // quads per thread
+const uint TILE = WG_SIZE * ITEMS;
+const uint TILE_QUADS = TILE / 4u;
 
 bool leader() { return gl_LocalInvocationIndex == 0u; }
 
@@ -113,15 +107,15 @@ void store_quad(uint row, uint q, S4 v) {
 // (float sums round differently, within the scan's tolerance).
 S reduce_tile(uint row, uint t) {
     S acc = IDENTITY;
-    for (uint k = 0u; k < CHUNKS * QUADS; ++k) {
+    for (uint k = 0u; k < QUADS; ++k) {
         S4 v = load_quad(row, t * TILE_QUADS + k * WG_SIZE + wg_rank());
         acc = COMBINE(acc, COMBINE(COMBINE(v.x, v.y), COMBINE(v.z, v.w)));
     }
     return PASTE(wg_reduce_, OP)(acc);
 }
 
-// Three layouts of a chunk over the threads (a tunable, to measure per device):
-// - STRIPED (needs subgroup arithmetic): each subgroup owns a contiguous run of the chunk, QUADS
+// Three layouts of a tile over the threads (a tunable, to measure per device):
+// - STRIPED (needs subgroup arithmetic): each subgroup owns a contiguous run of the tile, QUADS
 //   quads per lane; its k-th access is its lanes' consecutive quads (coalesced, as in a copy) and
 //   the scan runs along the run with subgroup scans: no shared memory, no barriers.
 // - STAGED: global memory is read and written in quads striped over the workgroup and the tile
@@ -134,28 +128,28 @@ S reduce_tile(uint row, uint t) {
 #ifndef HAS_SUBGROUP_ARITHMETIC
 #error "the STRIPED layout needs subgroup arithmetic"
 #endif
-// Chunk quad of this lane's k-th quad. Subgroups are numbered in scan order and all but the last
+// Tile quad of this lane's k-th quad. Subgroups are numbered in scan order and all but the last
 // are full (wg_rank's assumption); the last may have fewer lanes, so the stride is the active
 // lane count and lanes are packed from 0.
 uint striped_quad(uint k) {
     return gl_SubgroupID * gl_SubgroupSize * QUADS + k * subgroupAdd(1u) + subgroupExclusiveAdd(1u);
 }
 
-void load_chunk(uint row, uint c, out S x[ITEMS]) {
+void load_tile(uint row, uint t, out S x[ITEMS]) {
     for (uint k = 0u; k < QUADS; ++k) {
-        S4 v = load_quad(row, c * CHUNK_QUADS + striped_quad(k));
+        S4 v = load_quad(row, t * TILE_QUADS + striped_quad(k));
         for (uint c = 0u; c < 4u; ++c) x[4u * k + c] = v[c];
     }
 }
 
-void store_chunk(uint row, uint c, S x[ITEMS]) {
+void store_tile(uint row, uint t, S x[ITEMS]) {
     for (uint k = 0u; k < QUADS; ++k)
-        store_quad(row, c * CHUNK_QUADS + striped_quad(k),
+        store_quad(row, t * TILE_QUADS + striped_quad(k),
                    S4(x[4u * k], x[4u * k + 1u], x[4u * k + 2u], x[4u * k + 3u]));
 }
 
 // Scans x in place along this subgroup's run (inclusive or exclusive per EXCLUSIVE); the
-// subgroup's prefix in the chunk goes to run_prefix. Returns the chunk's aggregate.
+// subgroup's prefix in the tile goes to run_prefix. Returns the tile's aggregate.
 S scan_tile(inout S x[ITEMS], out S run_prefix) {
     S carry = IDENTITY;  // the run so far, before quad k of every lane
     for (uint k = 0u; k < QUADS; ++k) {
@@ -179,51 +173,51 @@ S scan_tile(inout S x[ITEMS], out S run_prefix) {
     return aggregate;
 }
 #elif MODE != 1 && defined(STAGED)
-shared S stage[CHUNK + CHUNK / 32u];
+shared S stage[TILE + TILE / 32u];
 uint padded(uint i) { return i + (i >> 5); }
 
-void load_chunk(uint row, uint c, out S x[ITEMS]) {
+void load_tile(uint row, uint t, out S x[ITEMS]) {
     uint r = wg_rank();
     for (uint k = 0u; k < QUADS; ++k) {
         uint q = k * WG_SIZE + r;
-        S4 v = load_quad(row, c * CHUNK_QUADS + q);
+        S4 v = load_quad(row, t * TILE_QUADS + q);
         for (uint c = 0u; c < 4u; ++c) stage[padded(4u * q + c)] = v[c];
     }
     barrier();
     for (uint j = 0u; j < ITEMS; ++j) x[j] = stage[padded(r * ITEMS + j)];
-    barrier();  // stage is written again by store_chunk
+    barrier();  // stage is written again by store_tile
 }
 
-void store_chunk(uint row, uint c, S x[ITEMS]) {
+void store_tile(uint row, uint t, S x[ITEMS]) {
     uint r = wg_rank();
     for (uint j = 0u; j < ITEMS; ++j) stage[padded(r * ITEMS + j)] = x[j];
     barrier();
     for (uint k = 0u; k < QUADS; ++k) {
         uint q = k * WG_SIZE + r;
         uint i = 4u * q;
-        store_quad(row, c * CHUNK_QUADS + q,
+        store_quad(row, t * TILE_QUADS + q,
                    S4(stage[padded(i)], stage[padded(i + 1u)], stage[padded(i + 2u)], stage[padded(i + 3u)]));
     }
 }
 #elif MODE != 1
-void load_chunk(uint row, uint c, out S x[ITEMS]) {
-    uint first = c * CHUNK_QUADS + wg_rank() * QUADS;
+void load_tile(uint row, uint t, out S x[ITEMS]) {
+    uint first = t * TILE_QUADS + wg_rank() * QUADS;
     for (uint k = 0u; k < QUADS; ++k) {
         S4 v = load_quad(row, first + k);
         for (uint c = 0u; c < 4u; ++c) x[4u * k + c] = v[c];
     }
 }
 
-void store_chunk(uint row, uint c, S x[ITEMS]) {
-    uint first = c * CHUNK_QUADS + wg_rank() * QUADS;
+void store_tile(uint row, uint t, S x[ITEMS]) {
+    uint first = t * TILE_QUADS + wg_rank() * QUADS;
     for (uint k = 0u; k < QUADS; ++k)
         store_quad(row, first + k, S4(x[4u * k], x[4u * k + 1u], x[4u * k + 2u], x[4u * k + 3u]));
 }
 #endif
 
 #if MODE != 1 && !defined(STRIPED)
-// Scans x in place, within the chunk: inclusive or exclusive per EXCLUSIVE, each element already
-// combined with this thread's predecessors in the chunk. Returns the chunk's aggregate.
+// Scans x in place, within the tile: inclusive or exclusive per EXCLUSIVE, each element already
+// combined with this thread's predecessors in the tile. Returns the tile's aggregate.
 S scan_tile(inout S x[ITEMS], out S thread_prefix) {
     S run = IDENTITY;
     for (uint j = 0u; j < ITEMS; ++j) {
@@ -435,23 +429,6 @@ uint acquire_tile() {
 #endif
 }
 
-#if MODE != 1
-// Scans the tile's chunks one after another from `run` (the tile's exclusive prefix) and stores
-// them.
-void scan_chunks(uint row, uint t, S run) {
-    for (uint c = 0u; c < CHUNKS; ++c) {
-        S x[ITEMS];
-        load_chunk(row, t * CHUNKS + c, x);
-        S thread_prefix;
-        S aggregate = scan_tile(x, thread_prefix);
-        S before = COMBINE(run, thread_prefix);
-        for (uint j = 0u; j < ITEMS; ++j) x[j] = COMBINE(before, x[j]);
-        store_chunk(row, t * CHUNKS + c, x);
-        run = COMBINE(run, aggregate);
-    }
-}
-#endif
-
 void main() {
     uint tile = acquire_tile();
     if (tile >= p.rows * p.tiles_per_row) return;  // the grid's spare workgroups
@@ -460,29 +437,22 @@ void main() {
 #if MODE == 1
     S total = reduce_tile(row, t);
     if (leader()) aux[p.aux_off + tile] = to_bits(total);
-#elif MODE == 2 && CHUNKS == 1
-    // One chunk: scanned in registers first (its aggregate falls out), then the look-back.
+#else
     S x[ITEMS];
-    load_chunk(row, t, x);
+    load_tile(row, t, x);
     S thread_prefix;
     S aggregate = scan_tile(x, thread_prefix);
+    S tile_prefix = IDENTITY;
+#if MODE == 2
     if (leader()) publish(tile, t == 0u ? FLAG_PREFIX : FLAG_AGGREGATE, aggregate);
-    S tile_prefix = t > 0u ? look_back(row, tile - t, tile, aggregate) : IDENTITY;
+    if (t > 0u) {
+        tile_prefix = look_back(row, tile - t, tile, aggregate);
+    }
+#elif defined(HAS_PREFIX)
+    tile_prefix = FROM_BITS(S, aux[p.aux_off + tile]);
+#endif
     S before = COMBINE(tile_prefix, thread_prefix);
     for (uint j = 0u; j < ITEMS; ++j) x[j] = COMBINE(before, x[j]);
-    store_chunk(row, t, x);
-#else
-    S run = IDENTITY;
-#if MODE == 2
-    // Several chunks: the tile is reduced (every load in flight at once), its aggregate published
-    // and its prefix found; then the chunks are read again (from the L2 cache, when the tiles in
-    // flight fit there) and scanned. Fewer, larger tiles make the look-back chain shorter.
-    S aggregate = reduce_tile(row, t);
-    if (leader()) publish(tile, t == 0u ? FLAG_PREFIX : FLAG_AGGREGATE, aggregate);
-    if (t > 0u) run = look_back(row, tile - t, tile, aggregate);
-#elif defined(HAS_PREFIX)
-    run = FROM_BITS(S, aux[p.aux_off + tile]);
-#endif
-    scan_chunks(row, t, run);
+    store_tile(row, t, x);
 #endif
 }

@@ -168,22 +168,6 @@ def test_each_layout_and_narrow_lookback(rng, tuning, sg, layout):
     check(vk.cumsum(x[1:], algorithm="reduce_then_scan"), x[1:], "cumsum")
 
 
-@pytest.mark.parametrize("algorithm", scan.ALGORITHMS)
-def test_tiles_of_several_chunks(rng, tuning, sg, algorithm):
-    """Tiles of 3 chunks (reduced first, then scanned chunk by chunk), every flag, both algorithms,
-    and the fallback reducing whole 3-chunk predecessors."""
-    t = tuning(workgroup=32, items=8, tile_chunks=3)
-    for i, n in enumerate(boundary_sizes(sg, t.chunk_elements, t.tile) + [100_003]):
-        exclusive, reverse = FLAGS[i % len(FLAGS)]
-        x = random_array(rng, n, np.int32)
-        check(vk.cumsum(x, exclusive=exclusive, reverse=reverse, algorithm=algorithm), x, "cumsum",
-              exclusive=exclusive, reverse=reverse)
-    x = random_array(rng, 20_001, np.float32)
-    check(vk.cummin(x, algorithm=algorithm), x, "cummin")
-    tuning(force_fallback=True)
-    check(vk.cumsum(x, algorithm=algorithm), x, "cumsum")
-
-
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_every_op_and_dtype(rng, small, op, dtype):

@@ -13,13 +13,12 @@ from benchmarks.common import gbps, time_torch, time_vk
 NAME = "scan"
 _ALGORITHMS = ("decoupled", "reduce_then_scan")
 _TUNE = [  # the look-back first (window = lookback * subgroup size), then the tile shape
-    {"lookback": 2}, {"subgroup_lookback": False}, {"spin": 8}, {"spin": 1024},
-    {"layout": "striped"}, {"layout": "staged", "workgroup": 256}, {"items": 8},
-    {"workgroup": 256, "items": 16}, {"workgroup": 1024, "items": 8}, {"workgroup": 1024, "items": 16},
-    {"tile_chunks": 2}, {"tile_chunks": 3}, {"tile_chunks": 4}, {"tile_chunks": 8},
-    {"tile_chunks": 4, "workgroup": 256}, {"tile_chunks": 8, "workgroup": 256},
-    {"tile_chunks": 4, "items": 8}, {"tile_chunks": 2, "workgroup": 1024},
-    {"tile_chunks": 4, "layout": "striped"},
+    {"lookback": 2}, {"lookback": 4}, {"subgroup_lookback": False}, {"subgroup_lookback": False, "lookback": 8},
+    {"spin": 8}, {"spin": 1024},
+    {"layout": "striped"}, {"layout": "staged", "workgroup": 256}, {"items": 8}, {"items": 12},
+    {"workgroup": 256, "items": 8}, {"workgroup": 256, "items": 16}, {"workgroup": 256, "items": 20},
+    {"workgroup": 384, "items": 16}, {"workgroup": 768, "items": 12}, {"workgroup": 128, "items": 16},
+    {"workgroup": 1024, "items": 8}, {"workgroup": 1024, "items": 12},
 ]
 
 

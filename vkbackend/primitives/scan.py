@@ -55,9 +55,7 @@ STATE_HEADER = 8  # words before the tile states in the chained scan's state buf
 class Tuning:
     """Tunables, read at each call: replace `TUNING` (dataclasses.replace) to try others."""
     workgroup: int = 512       # invocations per tile workgroup
-    items: int = 16            # elements per invocation and chunk (a multiple of 4: vec4 loads)
-    tile_chunks: int = 1       # chunks of workgroup x items per tile: > 1 reduces the tile first,
-                               # then reads it again (from L2) to scan it (scan.comp's CHUNKS)
+    items: int = 16            # elements per invocation (a multiple of 4: vec4 loads and stores)
     layout: str = "blocked"    # a tile over the threads (scan.comp): "blocked", "staged" (through
                                # shared memory) or "striped" (a contiguous run per subgroup;
                                # "blocked" where the device lacks subgroup arithmetic). H100, 64M,
@@ -74,12 +72,8 @@ class Tuning:
     force_fallback: bool = False  # tests: every look-back reduces its predecessors from the input
 
     @property
-    def chunk_elements(self) -> int:
-        return self.workgroup * self.items
-
-    @property
     def tile(self) -> int:
-        return self.chunk_elements * self.tile_chunks
+        return self.workgroup * self.items
 
 
 TUNING = Tuning()
@@ -168,12 +162,10 @@ def _check_tuning(tuning: Tuning) -> None:
     if tuning.items < 4 or tuning.items % 4:
         raise ValueError(f"scan tuning: items={tuning.items} must be a positive multiple of 4")
     # scan.comp's shared memory: the staged tile (padded), workgroup.glsl's scratch, a few words.
-    shared = (tuning.chunk_elements * 33 // 32 * 4 if tuning.layout == "staged" else 0) + (tuning.workgroup + 1) * 4 + 64
+    shared = (tuning.tile * 33 // 32 * 4 if tuning.layout == "staged" else 0) + (tuning.workgroup + 1) * 4 + 64
     if shared > dev.max_shared_memory:
         raise ValueError(f"scan tuning: a tile of {tuning.workgroup} x {tuning.items} needs {shared} bytes "
                          f"of shared memory, the device has {dev.max_shared_memory}")
-    if tuning.tile_chunks < 1:
-        raise ValueError(f"scan tuning: tile_chunks={tuning.tile_chunks} must be positive")
     if tuning.lookback < 1:
         raise ValueError(f"scan tuning: lookback={tuning.lookback} must be positive")
     if tuning.chunk < 1:
@@ -240,7 +232,7 @@ def _tile_kernel(kind: _Kind, mode: int, tuning: Tuning, **flags):
     layout = tuning.layout
     if layout == "striped" and (mode == 1 or not runtime.get().device.has("arithmetic")):
         layout = "blocked"  # the reduce pass has one layout; striped runs need subgroup scans
-    defines.update(MODE=mode, ITEMS=tuning.items, LOOKBACK=tuning.lookback, CHUNKS=tuning.tile_chunks,
+    defines.update(MODE=mode, ITEMS=tuning.items, LOOKBACK=tuning.lookback,
                    **_flags(staged=layout == "staged", striped=layout == "striped",
                             serial_lookback=mode == 2 and not tuning.subgroup_lookback, **flags))
     spin = tuning.software_spin if runtime.get().device.is_software else tuning.spin
