@@ -5,7 +5,7 @@
 #include "scan_types.glsl"
 // @variants OP=add T_IN=float T=float S=float KEY=0 T_IN4=vec4 T4=vec4 S4=vec4 MODE=0|1|2 ?EXCLUSIVE ?REVERSE ITEMS=16 LOOKBACK=1 ?STAGED
 // @variants OP=add T_IN=float T=float S=float KEY=0 T_IN4=vec4 T4=vec4 S4=vec4 MODE=0|2 ?EXCLUSIVE ?REVERSE ITEMS=16 LOOKBACK=1 STRIPED +subgroup
-// @variants OP=add T_IN=float T=float S=float KEY=0 T_IN4=vec4 T4=vec4 S4=vec4 MODE=2 ITEMS=8 LOOKBACK=3 ?SERIAL_LOOKBACK ?FORCE_FALLBACK
+// @variants OP=add T_IN=float T=float S=float KEY=0 T_IN4=vec4 T4=vec4 S4=vec4 MODE=2 ITEMS=8 LOOKBACK=3 ?SERIAL_LOOKBACK ?FORCE_FALLBACK ?STATIC_TILES
 // @variants OP=add|mul|min|max T_IN=int|uint T=int S=int KEY=0 T_IN4=ivec4 T4=ivec4 S4=ivec4 MODE=2 ITEMS=16 LOOKBACK=1 STAGED
 // @variants OP=max|min T_IN=float T=float S=uint KEY=1|2 T_IN4=vec4 T4=vec4 S4=uvec4 MODE=0|2 ?HAS_PREFIX ITEMS=16 LOOKBACK=1 STAGED
 // Scans of `rows` contiguous rows of `len` elements each, tile by tile: a tile is TILE = WG_SIZE *
@@ -23,7 +23,7 @@
 // LOOKBACK (predecessor states each look-back walker reads per round, see walk_back),
 // SERIAL_LOOKBACK (one walker even with subgroup arithmetic: tests, and devices where a subgroup
 // walk would not pay), FORCE_FALLBACK (tests: never trust the state of a predecessor, always
-// reduce it from the input).
+// reduce it from the input), STATIC_TILES (see acquire_tile).
 // Spec constant 2: SPIN_LIMIT, further look-back rounds on a predecessor whose state shows nothing
 // before the waiting workgroup reduces that tile itself.
 // Bindings: 0 input, 1 output (unused by REDUCE), 2 aux.
@@ -418,9 +418,12 @@ S look_back(uint row, uint first, uint tile, S aggregate) {
 shared uint tile_id;
 
 // The chained scan numbers tiles by the order workgroups start, not by gl_WorkGroupID: every
-// predecessor of a tile then belongs to a workgroup that has already started.
+// predecessor of a tile then belongs to a workgroup that has already started. STATIC_TILES takes
+// gl_WorkGroupID instead, which saves the counter's round trip before the first load; a tile
+// whose predecessor has not started yet is then covered by the fallback (correct on any device,
+// fast where workgroups start in order).
 uint acquire_tile() {
-#if MODE == 2
+#if MODE == 2 && !defined(STATIC_TILES)
     if (leader()) tile_id = atomicAdd(aux[p.aux_off], 1u) - p.base;
     barrier();
     return tile_id;

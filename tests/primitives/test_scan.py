@@ -168,6 +168,17 @@ def test_each_layout_and_narrow_lookback(rng, tuning, sg, layout):
     check(vk.cumsum(x[1:], algorithm="reduce_then_scan"), x[1:], "cumsum")
 
 
+def test_static_tile_order(rng, tuning, sg):
+    """Tiles numbered by workgroup id: lavapipe may start a tile before its predecessors, which
+    the look-back must survive (the fallback)."""
+    t = tuning(workgroup=64, items=8, static_tiles=True)
+    for i, n in enumerate(boundary_sizes(sg, t.workgroup, t.tile) + [200_003]):
+        exclusive, reverse = FLAGS[i % len(FLAGS)]
+        x = random_array(rng, n, np.int32)
+        check(vk.cumsum(x, exclusive=exclusive, reverse=reverse), x, "cumsum", exclusive=exclusive,
+              reverse=reverse)
+
+
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_every_op_and_dtype(rng, small, op, dtype):
