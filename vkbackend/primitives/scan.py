@@ -194,7 +194,9 @@ class _TileState:
         rt = runtime.get()
         if (self.rt is not rt or tiles > self.tiles or self.epoch > self.MAX_EPOCH
                 or self.base + workgroups > 0xFFFFFFFF):
-            capacity = max(tiles, 2 * self.tiles if self.rt is rt else 0, 1024)
+            # grows geometrically; a buffer that ran out of epochs or counter values keeps its size
+            kept = (2 if tiles > self.tiles else 1) * self.tiles if self.rt is rt else 0
+            capacity = max(tiles, kept, 1024)
             self.reset()
             self.array = zeros((STATE_HEADER + 2 * capacity,), dtypes.uint32)
             self.rt, self.tiles = rt, capacity
