@@ -394,25 +394,27 @@ S look_back(uint row, uint first, uint tile, S aggregate) {
                 if (done) publish(tile, FLAG_PREFIX, COMBINE(prefix, aggregate));
                 lb_done = done ? 1u : 0u;
                 lb_tile = j;
+                lb_prefix = to_bits(prefix);
             }
         }
         barrier();
-        bool done = lb_done != 0u;
+        if (lb_done != 0u) break;  // the usual way out: one barrier in all
         uint stuck = lb_tile;
-        barrier();
-        if (done) break;
+        barrier();  // every invocation has read lb_* before the walkers write them again
         S agg = reduce_tile(row, stuck - first);
         if (walker()) prefix = COMBINE(agg, prefix);
         if (lb_writer()) atomicAdd(aux[p.aux_off + 1u], 1u);
         if (stuck == first) {  // the row's first tile: its aggregate is its prefix
-            if (lb_writer()) publish(tile, FLAG_PREFIX, COMBINE(prefix, aggregate));
+            if (lb_writer()) {
+                publish(tile, FLAG_PREFIX, COMBINE(prefix, aggregate));
+                lb_prefix = to_bits(prefix);
+            }
+            barrier();
             break;
         }
         j = stuck - 1u;
     }
-    if (lb_writer()) lb_prefix = to_bits(prefix);
-    barrier();
-    return FROM_BITS(S, lb_prefix);
+    return FROM_BITS(S, lb_prefix);  // written once before the last barrier, never again
 }
 
 shared uint tile_id;

@@ -168,10 +168,11 @@ def test_each_layout_and_narrow_lookback(rng, tuning, sg, layout):
     check(vk.cumsum(x[1:], algorithm="reduce_then_scan"), x[1:], "cumsum")
 
 
-def test_static_tile_order(rng, tuning, sg):
-    """Tiles numbered by workgroup id: lavapipe may start a tile before its predecessors, which
-    the look-back must survive (the fallback)."""
-    t = tuning(workgroup=64, items=8, static_tiles=True)
+@pytest.mark.parametrize("static", [True, False])
+def test_tile_order(rng, tuning, sg, static):
+    """Tiles numbered by workgroup id (lavapipe may start a tile before its predecessors, which
+    the look-back must survive: the fallback) or by a counter in start order."""
+    t = tuning(workgroup=64, items=8, static_tiles=static)
     for i, n in enumerate(boundary_sizes(sg, t.workgroup, t.tile) + [200_003]):
         exclusive, reverse = FLAGS[i % len(FLAGS)]
         x = random_array(rng, n, np.int32)
@@ -259,10 +260,11 @@ def test_lookback_reads_states_at_an_odd_offset(rng, small):
     assert words.numpy()[0] == 0  # nothing written before the view
 
 
-def test_tile_state_carries_over_between_scans(rng, small):
+def test_tile_state_carries_over_between_scans(rng, small, tuning):
     """The tile state is zeroed only now and then: states left by earlier scans (older epochs)
     must read as empty, and the buffer must be zeroed before epochs or the tile counter run out."""
     from vkbackend import runtime
+    tuning(static_tiles=False)  # tiles from the counter
     x = random_array(rng, 40 * 256 + 3, np.int32)
     workgroups, epoch, base = 41, 1000, 2**32 - 50
     words = np.zeros(scan.STATE_HEADER + 2 * 1024, np.uint32)

@@ -13,7 +13,7 @@ from benchmarks.common import gbps, time_torch, time_vk
 NAME = "scan"
 _ALGORITHMS = ("decoupled", "reduce_then_scan")
 _TUNE = [  # the look-back first (window = lookback * subgroup size), then the tile shape
-    {"static_tiles": True}, {"static_tiles": True, "workgroup": 256}, {"static_tiles": True, "items": 8},
+    {"static_tiles": False}, {"workgroup": 256}, {"workgroup": 1024, "items": 8}, {"workgroup": 128},
     {"lookback": 2}, {"lookback": 4}, {"subgroup_lookback": False}, {"subgroup_lookback": False, "lookback": 8},
     {"spin": 8}, {"spin": 1024},
     {"layout": "striped"}, {"layout": "staged", "workgroup": 256}, {"items": 8}, {"items": 12},

@@ -65,7 +65,8 @@ class Tuning:
     subgroup_lookback: bool = True  # the look-back walks with a whole subgroup where it can
                                     # (False: one invocation reads `lookback` states per round)
     spin: int = 64             # look-back rounds on a silent predecessor before the fallback
-    static_tiles: bool = False  # tiles by gl_WorkGroupID, not by a counter (scan.comp's STATIC_TILES)
+    static_tiles: bool = True  # tiles by gl_WorkGroupID, not by a counter (scan.comp's STATIC_TILES;
+                               # H100, 64M: 2189 GB/s against 2029)
     software_spin: int = 16    # the same on lavapipe, whose loop budget (65535) every spin uses up
     short_row: int = 32        # last-axis rows up to this long: a thread per row (scan_strided)
     chunk: int = 256           # scan_strided: positions along the axis per thread
@@ -255,7 +256,8 @@ def _scan_rows(kind: _Kind, src: _Span, dst: _Span, rows: int, length: int, excl
         k([src.buffer, dst.buffer, dst.buffer], push + [0, vec], _grid(tiles))
     elif algorithm == "decoupled":
         grid = _grid(tiles)
-        state, epoch, base = _STATE.claim(tiles, grid[0] * grid[1])
+        # the tile counter advances only for scans that take tiles from it
+        state, epoch, base = _STATE.claim(tiles, 0 if tuning.static_tiles else grid[0] * grid[1])
         k = _tile_kernel(kind, 2, tuning, force_fallback=tuning.force_fallback,
                          static_tiles=tuning.static_tiles, **flags)
         k([src.buffer, dst.buffer, state.buffer], push + [state.offset, vec, epoch, base], grid)
