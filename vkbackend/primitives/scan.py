@@ -55,7 +55,8 @@ STATE_HEADER = 8  # words before the tile states in the chained scan's state buf
 class Tuning:
     """Tunables, read at each call: replace `TUNING` (dataclasses.replace) to try others."""
     workgroup: int = 512       # invocations per tile workgroup
-    items: int = 16            # elements per invocation (a multiple of 4: vec4 loads and stores)
+    items: int = 12            # elements per invocation (a multiple of 4: vec4 loads and stores;
+                               # H100, 64M, 512 wide: 8 1992 GB/s, 12 2321, 16 2184, 20+ spill)
     layout: str = "blocked"    # a tile over the threads (scan.comp): "blocked", "staged" (through
                                # shared memory) or "striped" (a contiguous run per subgroup;
                                # "blocked" where the device lacks subgroup arithmetic). H100, 64M,
