@@ -19,11 +19,11 @@ Batched input (..., M, N) runs all matrices of the batch in the same dispatches 
 dispatch count does not grow with the batch and small matrices fill the device together; the only
 memory besides the results is T (NB x NB per panel and matrix).
 
-The panel width adapts to the panel height (the register file of one SM): NB = 32 while the rows
-fit, 16 and 8 for taller panels, and a streaming variant (rows in memory) beyond that. Where the
-runtime can record a dispatch without the barrier after it, the next panel is factorised beside
-the trailing update (look-ahead). `TUNE` holds the knobs; environment: VKBACKEND_QR_<KEY>=value
-(tuples comma-separated).
+The panel width adapts to the panel height (the register file of one SM): NB = nb_max (16) while
+the rows fit, 8 for taller panels, and a streaming variant (rows in memory) beyond that. A
+look-ahead schedule (the next panel factorised beside the trailing update, no barrier between) is
+a tunable, off: on the H100 it cost ~44 us per panel (n=2000, R only: 15.9 ms with it, 13.1
+without). `TUNE` holds the knobs; environment: VKBACKEND_QR_<KEY>=value (tuples comma-separated).
 """
 from __future__ import annotations
 
@@ -57,7 +57,8 @@ _UTIL_WG = 256
 # Software devices (lavapipe) have their own, smaller set (LLVM compiles unrolled register tiles
 # for minutes).
 TUNE = {
-    "nb_max": 32,            # widest panel (power of two, 8..32)
+    "nb_max": 16,            # widest panel (power of two, 8..32; H100, n=2000, R only: 16 11.7 ms,
+                             # 32 13.1: a 16-wide panel step is shorter, and panels are the critical path)
     "nb_min": 8,             # narrowest register-resident panel before streaming
     "stream_nb": 16,         # panel width of the streaming (very tall) variant
     "panel_wgs": (1024, 512, 256, 128, 64),
@@ -66,7 +67,7 @@ TUNE = {
     "reg_overhead": 24,      # registers of the panel kernel besides its rows, sums and update row
     "unroll_k": 1,           # unroll the panel's column loop (register panels)
     "target_groups": 120,    # workgroups an update dispatch should reach (~ the SM count)
-    "lookahead": 1,          # next panel beside the trailing update (no barrier between them)
+    "lookahead": 0,          # 1: next panel beside the trailing update (no barrier between them)
     "apply_nb": 32,          # block width for apply_q / householder_product
     # software devices: the streaming panel (rows in memory, which is a CPU's cache anyway)
     "sw_panel_wgs": (128,),
@@ -258,9 +259,9 @@ def _apply_block(v: Array, v_off, v_ld, v_bs, m, kk, width, t: Array, t_off, t_b
 def _factor(a: Array):
     """Householder QR of every (M, N) matrix of `a`: (h, tau, T, panels, T size per matrix).
 
-    Per panel: the panel kernel, then the trailing update. Where the runtime can leave out the
-    barrier after a dispatch (look-ahead): the update of the next panel's columns first, then the
-    next panel's factorization and the update of the remaining columns, side by side."""
+    Per panel: the panel kernel, then the trailing update. With TUNE["lookahead"]: the update of
+    the next panel's columns first, then the next panel's factorization and the update of the
+    remaining columns side by side (no barrier between them)."""
     *batch, M, N = a.shape
     B, K = math.prod(batch), min(M, N)
     h = Array.empty(a.shape, dtypes.float32)
