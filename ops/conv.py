@@ -35,7 +35,8 @@ phased (0|1), BM, BN, BK, TM, TN (powers of two; TM, TN multiples of 4), splits,
 grid x: the kernels loop), optionally prefixed with fwd. (forward and backward-input) or wgrad.
 The narrow kernel (path=narrow; the default where C_out per group <= 8 and not direct) ignores
 the tile keys and takes RT (rows per invocation, 1-16), NN (4|8 channels per workgroup), KC
-(channels per weight chunk) and WG (workgroup size); path=gemm forces the tiled GEMM.
+(channels per weight chunk), CU (channels whose loads go out together, 1-16) and WG (workgroup
+size); path=gemm forces the tiled GEMM.
 
 Default plans on hardware (rules from H100 sweeps of tools/benchmarks/conv.py): forward GEMMs
 with more than 32 output channels use 128x64 tiles (8x4 per invocation), or 64x64x16 (4x4) for a
@@ -274,7 +275,7 @@ def _conv_params(fn, nd, wshape, stride, padding, dilation):
 # ----------------------------------------------------------------------------------------------
 # planning
 # ----------------------------------------------------------------------------------------------
-_KEYS = {"path", "gather", "phased", "BM", "BN", "BK", "TM", "TN", "splits", "gridx", "RT", "NN", "KC", "WG"}
+_KEYS = {"path", "gather", "phased", "BM", "BN", "BK", "TM", "TN", "splits", "gridx", "RT", "NN", "KC", "CU", "WG"}
 _WORDS = {"path": ("gemm", "direct", "narrow"), "gather": ("uniform", "flat", "table")}
 
 
@@ -455,6 +456,9 @@ def _plan_narrow(geom: _Geom, has_bias: bool, devkey: tuple, cfg: dict, nph: int
     nn = cfg.get("NN", 4 if geom.cog <= 4 else 8)
     wg = cfg.get("WG", 64 if soft else 256)
     kc = cfg.get("KC", min(8 if soft else 32, geom.cig))
+    cu = cfg.get("CU", min(8, kc))
+    if not 1 <= cu <= 16:
+        raise ValueError(f"conv narrow plan CU={cu}: channels loaded together must be 1 to 16")
     if nn not in (4, 8) or not 1 <= wg <= devkey[3] or kc < 1 or 4 * kc * nn > devkey[2]:
         raise ValueError(f"conv narrow plan NN={nn} WG={wg} KC={kc}: need NN 4 or 8, WG <= "
                          f"{devkey[3]}, KC >= 1 and the weight chunk in shared memory")
@@ -475,7 +479,7 @@ def _plan_narrow(geom: _Geom, has_bias: bool, devkey: tuple, cfg: dict, nph: int
             if -(-rows // (cand * wg)) * ny * geom.groups * nph >= 8 * _SM_ESTIMATE * 256 // wg:
                 rt = cand
                 break
-    defines = (("NARROW", 1), ("NN", nn), ("RT", rt), ("KC", kc), ("HAS_BIAS", int(has_bias)))
+    defines = (("NARROW", 1), ("NN", nn), ("RT", rt), ("KC", kc), ("CU", cu), ("HAS_BIAS", int(has_bias)))
     if nph > 1:
         defines += (("PHASED", 1),)
     if soft:

@@ -37,7 +37,8 @@
 //                straight from x (rows RT apart by the workgroup size: coalesced) and
 //                accumulates all NN (4 or 8) output channels of grid y's chunk, with the weight
 //                chunk (KC channels of one tap) in shared memory. Uniform gather, PHASED or not;
-//                workgroup = any size (the planner's); BM/BN/BK/TM/TN/GATHER unused.
+//                workgroup = any size (the planner's); BM/BN/BK/TM/TN/GATHER unused;
+//                CU channels' loads in flight at once.
 // Bindings: 0 x, 1 w, 2 b (a dummy without bias), 3 y.   Push: x, w, b, y element offsets.
 // Grid: x over row tiles (looping when more than dispatched), y over channel tiles, z groups
 // (times phases).
@@ -233,6 +234,9 @@ int out_pos(int o) {
 #ifndef KC
 #define KC 32
 #endif
+#ifndef CU
+#define CU 8   // channels whose loads go out together
+#endif
 #define NV (NN / 4)
 #define NTH int(WG_SIZE)
 shared vec4 Ws[KC * NV];   // weight chunk: (channel c0 + c, output channel j0 + 4 * v + e)
@@ -282,12 +286,20 @@ void main() {
                 addr[r] = (rx[r] >= 0 && off >= 0) ? rx[r] + off + c0 * SI : -1;
             }
             const int cn = (CIG % KC) == 0 ? KC : min(KC, CIG - c0);
-            for (int c = 0; c < cn; ++c) {
-                float a[RT];
-                UNROLL for (int r = 0; r < RT; ++r) a[r] = addr[r] >= 0 ? x_[addr[r] + c * SI] : 0.0;
-                UNROLL for (int v = 0; v < NV; ++v) {
-                    vec4 b = Ws[c * NV + v];
-                    UNROLL for (int r = 0; r < RT; ++r) acc[r * NV + v] += a[r] * b;
+            // CU channels' loads are issued before their FMAs: CU * RT loads in flight per
+            // invocation (one at a time, each waited for, left the kernel latency-bound).
+            for (int cb = 0; cb < cn; cb += CU) {
+                float a[CU * RT];
+                UNROLL for (int u = 0; u < CU; ++u) {
+                    UNROLL for (int r = 0; r < RT; ++r)
+                        a[u * RT + r] = (addr[r] >= 0 && cb + u < cn) ? x_[addr[r] + (cb + u) * SI] : 0.0;
+                }
+                UNROLL for (int u = 0; u < CU; ++u) {
+                    if (cb + u >= cn) break;  // uniform
+                    UNROLL for (int v = 0; v < NV; ++v) {
+                        vec4 b = Ws[(cb + u) * NV + v];
+                        UNROLL for (int r = 0; r < RT; ++r) acc[r * NV + v] += a[u * RT + r] * b;
+                    }
                 }
             }
         }

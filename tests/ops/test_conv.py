@@ -318,7 +318,7 @@ def test_forward_and_backward_record_into_one_submit(rng):
     "BM=32,BN=16,BK=16,TM=8,TN=4,wgrad.splits=1,phased=0",
     "path=gemm,BN=4,TN=4",
     "fwd.path=narrow,RT=3,KC=4,WG=32,gridx=1",      # 10 channels: two NN=8 chunks
-    "fwd.path=narrow,NN=4,RT=2,KC=5,phased=0",
+    "fwd.path=narrow,NN=4,RT=2,KC=5,CU=3,phased=0",  # 6 channels: chunks of 5 and 1, loads by 3
 ])
 def test_config_override_paths(rng, monkeypatch, config):
     monkeypatch.setenv("VKBACKEND_CONV_CONFIG", config)
@@ -466,6 +466,9 @@ def test_bad_config_is_reported(rng, monkeypatch):
         vk.conv2d(x, w)
     monkeypatch.setenv("VKBACKEND_CONV_CONFIG", "path=narrow,NN=6")
     with pytest.raises(ValueError, match="NN=6"):
+        vk.conv2d(x, w)
+    monkeypatch.setenv("VKBACKEND_CONV_CONFIG", "path=narrow,CU=17")
+    with pytest.raises(ValueError, match="CU=17"):
         vk.conv2d(x, w)
     monkeypatch.setenv("VKBACKEND_CONV_CONFIG", "colour=blue")
     with pytest.raises(ValueError, match="colour"):
