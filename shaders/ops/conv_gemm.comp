@@ -82,7 +82,7 @@
 // @variants GATHER=0|1 PHASED=1 B_J_FAST=1
 // @variants BM=128 BN=128 BK=16 TM=8 TN=8 GATHER=1
 // @variants BM=32 BN=4 BK=8 TM=4 TN=4 GATHER=2 TABLE_N=160 NO_UNROLL
-// @variants NARROW=1 NN=4|8 RT=2 KC=32 ?PHASED ?HAS_BIAS
+// @variants NARROW=1 NN=4|8 RT=2 KC=32 CU=1|8 ?PHASED ?HAS_BIAS
 // @variants NARROW=1 NN=4 RT=1 KC=8 NO_UNROLL
 
 #define NT_M (BM / TM)
@@ -235,7 +235,7 @@ int out_pos(int o) {
 #define KC 32
 #endif
 #ifndef CU
-#define CU 8   // channels whose loads go out together
+#define CU 1   // channels whose loads go out together (the planner's)
 #endif
 #define NV (NN / 4)
 #define NTH int(WG_SIZE)
@@ -287,7 +287,8 @@ void main() {
             }
             const int cn = (CIG % KC) == 0 ? KC : min(KC, CIG - c0);
             // CU channels' loads are issued before their FMAs: CU * RT loads in flight per
-            // invocation (one at a time, each waited for, left the kernel latency-bound).
+            // invocation rather than RT (the first layer's backward-input runs at ~5 TFLOP/s, far
+            // from both the FMA and the load-issue limits: latency, presumably).
             for (int cb = 0; cb < cn; cb += CU) {
                 float a[CU * RT];
                 UNROLL for (int u = 0; u < CU; ++u) {
