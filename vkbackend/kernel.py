@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import struct
 from collections import OrderedDict
 
 import numpy as np
@@ -19,20 +20,20 @@ _FEATURE_DEFINES = {"vote": "HAS_SUBGROUP_VOTE", "arithmetic": "HAS_SUBGROUP_ARI
                     "shuffle_relative": "HAS_SUBGROUP_SHUFFLE_RELATIVE"}
 
 
+_FLOATS = (float, np.floating)
+
+
 def pack_push(values) -> np.ndarray:
-    """Push constants as uint32 words: Python/numpy floats as float32 bits, ints modulo 2**32."""
-    try:  # the common case, all non-negative ints below 2**32, in one call
-        if not any(isinstance(v, (float, np.floating)) for v in values):
-            return np.array(values, np.uint32)
-    except OverflowError:
-        pass
-    out = np.empty(len(values), np.uint32)
-    for i, v in enumerate(values):
-        if isinstance(v, (float, np.floating)):
-            out[i] = np.float32(v).view(np.uint32)
-        else:
-            out[i] = int(v) & 0xFFFFFFFF
-    return out
+    """Push constants as uint32 words: Python/numpy floats as float32 bits, ints modulo 2**32.
+    One struct.pack in the usual case (ints in 0..2**32-1, floats in float32's range): it is on
+    every dispatch's path, where the element-by-element way cost ~8 us for a mixed list."""
+    try:
+        fmt = "=" + "".join("f" if isinstance(v, _FLOATS) else "I" for v in values)
+        return np.frombuffer(struct.pack(fmt, *values), np.uint32).copy()
+    except (struct.error, OverflowError):  # negative ints, floats beyond float32 (-> inf)
+        with np.errstate(over="ignore"):
+            return np.array([int(np.float32(v).view(np.uint32)) if isinstance(v, _FLOATS)
+                             else int(v) & 0xFFFFFFFF for v in values], np.uint32)
 
 
 class PipelineCache:
