@@ -18,11 +18,13 @@ Kernels (shaders/primitives/scan.comp, one shader, variants by defines):
   the single-pass chained scan (2n memory traffic): decoupled look-back made portable by the
   decoupled fallback (Smith, Levien & Owens, SPAA 2025), so no forward-progress guarantee between
   workgroups is assumed; its tile-state buffer is kept from scan to scan (epochs, see _TileState),
-  so a scan is one dispatch. Each tile publishes its aggregate right after its local scan; the
-  look-back is walked by a whole subgroup, one predecessor state per lane (TUNING.lookback per
-  lane), so a window of subgroup-size tiles costs one round trip to memory. algorithm="reduce_then_scan": reduce tiles, scan the tile sums
-  (recursively), scan tiles again from their prefix (3n traffic), for comparison. Rows that fit one
-  tile are one dispatch either way.
+  so a scan is one dispatch. Tiles go by workgroup id (TUNING.static_tiles; else by a counter in
+  start order), each publishes its aggregate right after its local scan, and the look-back is
+  walked by a whole subgroup, one predecessor state per lane (TUNING.lookback per lane), so a
+  window of subgroup-size tiles costs one round trip to memory; a tile whose predecessor has not
+  started or published reduces it itself. algorithm="reduce_then_scan": reduce tiles, scan the
+  tile sums (recursively), scan tiles again from their prefix (3n traffic), for comparison. Rows
+  that fit one tile are one dispatch either way.
 - Other axes (and very short last-axis rows): shaders/primitives/scan_strided.comp, a thread per
   column and chunk, coalesced across columns; reduce-then-scan over chunks when the axis is long.
   `algorithm` does not apply there.
