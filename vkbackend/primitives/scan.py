@@ -62,7 +62,7 @@ class Tuning:
     layout: str = "blocked"    # a tile over the threads (scan.comp): "blocked", "staged" (through
                                # shared memory) or "striped" (a contiguous run per subgroup;
                                # "blocked" where the device lacks subgroup arithmetic). H100, 64M,
-                               # 512 x 16: blocked 2016 GB/s, striped 1571, staged (256) 1681
+                               # the defaults: blocked 2313 GB/s, striped 1631, staged (256) 1611
     lookback: int = 1          # predecessor states each look-back walker reads per round: with
                                # subgroup arithmetic a window of lookback * subgroup size tiles
     subgroup_lookback: bool = True  # the look-back walks with a whole subgroup where it can
