@@ -68,9 +68,9 @@ class Tuning:
     subgroup_lookback: bool = True  # the look-back walks with a whole subgroup where it can
                                     # (False: one invocation reads `lookback` states per round)
     spin: int = 64             # look-back rounds on a silent predecessor before the fallback
+    software_spin: int = 16    # the same on lavapipe, whose loop budget (65535) every spin uses up
     static_tiles: bool = True  # tiles by gl_WorkGroupID, not by a counter (scan.comp's STATIC_TILES;
                                # H100, 64M: 2189 GB/s against 2029)
-    software_spin: int = 16    # the same on lavapipe, whose loop budget (65535) every spin uses up
     short_row: int = 32        # last-axis rows up to this long: a thread per row (scan_strided)
     chunk: int = 256           # scan_strided: positions along the axis per thread
     strided_workgroup: int = 256
