@@ -8,6 +8,7 @@ timed 0.3 s after 5 s idle ran at 739 GB/s against 2010 when the GPU was busy (t
 """
 from __future__ import annotations
 
+import contextlib
 import time
 
 WARM_SECONDS = 0.05  # calls with a sync each, to estimate the time per call
@@ -35,7 +36,7 @@ def _repeats(asked: int, per_call: float, cap: int) -> int:
 
 def _settled_best(batch) -> float:
     """The second fastest of repeated `batch()` timings (ms per call), once the fastest stops
-    improving: robust to a single outlier (one batch of a 64M scan once timed 18x too fast)."""
+    improving: robust to a single outlier batch."""
     times, stale, start = [], 0, time.perf_counter()
     while True:
         ms = batch()
@@ -44,6 +45,21 @@ def _settled_best(batch) -> float:
         elapsed = time.perf_counter() - start
         if (stale >= PATIENCE and elapsed >= SETTLE_SECONDS) or elapsed >= MAX_SECONDS:
             return sorted(times)[1] if len(times) > 1 else times[0]
+
+
+@contextlib.contextmanager
+def poisoned():
+    """vkbackend's fresh buffers filled with all-ones bits (as in the tests) while a benchmark
+    checks its result: a kernel that writes nothing must not pass by reusing a pooled buffer that
+    still holds an earlier case's identical result (a scan whose tiles all exited at once once
+    timed 36 TB/s and passed its check that way). Not during timing: the fill is a dispatch."""
+    from vkbackend import runtime
+    rt = runtime.get()
+    saved, rt.poison = rt.poison, True
+    try:
+        yield
+    finally:
+        rt.poison = saved
 
 
 def time_vk(fn, *, repeats: int = 20, warmup: int = 2) -> float:

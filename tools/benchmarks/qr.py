@@ -23,7 +23,7 @@ from pathlib import Path
 if __name__ == "__main__":  # stand-alone: make `benchmarks` and `vkbackend` importable
     sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parents[2])]
 
-from benchmarks.common import time_torch, time_vk  # noqa: E402
+from benchmarks.common import poisoned, time_torch, time_vk  # noqa: E402
 
 NAME = "qr"
 # Each call records ~3 dispatches per panel: keep repeats * dispatches under the stream's flush
@@ -77,7 +77,9 @@ def run_vk(case: dict) -> dict:
         mode = case["mode"]
         n, b = case["n"], case["batch"]
         # correctness, on the host
-        res = vk.linalg.qr(va, mode)
+        with poisoned():
+            res = vk.linalg.qr(va, mode)
+            vk.synchronize()
         if mode == "r":
             r = res.numpy()
             ref = np.linalg.qr(a.astype(np.float64), "r")

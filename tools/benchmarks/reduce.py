@@ -5,7 +5,7 @@ invocations per workgroup, vec4 loads in flight) with no torch reference, to pic
 """
 from __future__ import annotations
 
-from benchmarks.common import gbps, time_torch, time_vk
+from benchmarks.common import gbps, poisoned, time_torch, time_vk
 
 NAME = "reduce"
 _TUNE = [{"GROUPS": g} for g in (528, 2112, 4224)] + [{"UNROLL": u} for u in (2, 8)] + \
@@ -36,7 +36,8 @@ def run_vk(case: dict) -> dict:
         for k, v in case.get("tune", {}).items():
             setattr(R, k, v)
         x = vk.ones((n,), np.float32)
-        got = vk.sum(x).item()
+        with poisoned():
+            got = vk.sum(x).item()
         if got != n:  # ones sum exactly: a wrong answer is a bug, not a timing
             return {"error": f"sum of {n} ones gave {got}"}
         ms = time_vk(lambda: vk.sum(x))

@@ -8,7 +8,7 @@ that should stay near 0; if not, raise Tuning.spin.
 """
 from __future__ import annotations
 
-from benchmarks.common import gbps, time_torch, time_vk
+from benchmarks.common import gbps, poisoned, time_torch, time_vk
 
 NAME = "scan"
 _ALGORITHMS = ("decoupled", "reduce_then_scan")
@@ -65,7 +65,8 @@ def run_vk(case: dict) -> dict:
         scan.TUNING = dataclasses.replace(saved, **case.get("tune", {}))
         host = _pattern(n)
         x = vk.asarray(host)
-        got = vk.cumsum(x, algorithm=case["algorithm"]).numpy()
+        with poisoned():
+            got = vk.cumsum(x, algorithm=case["algorithm"]).numpy()
         if not np.array_equal(got, np.cumsum(host)):
             bad = int(np.argmax(got != np.cumsum(host)))
             return {"error": f"wrong result at element {bad} of {n}"}
