@@ -3,6 +3,7 @@
 //   sg_reduce_<op>(x), sg_inclusive_<op>(x), sg_exclusive_<op>(x)   (ops.glsl; need arithmetic)
 //   sg_broadcast_first(x), sg_rotate_down(x, delta)                (need ballot / shuffle)
 //   sg_last_lane(): true on the highest active lane (needs arithmetic or ballot)
+//   sg_active_lanes(), sg_packed_lane(): count and packed index of the active lanes (arithmetic)
 // Without the feature a function is absent: code above this level uses workgroup.glsl, which falls
 // back to shared memory, or guards with #ifdef HAS_SUBGROUP_<FEATURE>.
 #ifndef VK_LIB_SUBGROUP
@@ -20,6 +21,12 @@ uint sg_compact_slot(bool pred, out uint count) {
 }
 #elif defined(HAS_SUBGROUP_ARITHMETIC)
 bool sg_last_lane() { return gl_SubgroupInvocationID == subgroupMax(gl_SubgroupInvocationID); }
+#endif
+
+#ifdef HAS_SUBGROUP_ARITHMETIC
+// The active lanes, whatever the subgroup size, and this lane's index packed from 0 over them.
+uint sg_active_lanes() { return subgroupAdd(1u); }
+uint sg_packed_lane() { return subgroupExclusiveAdd(1u); }
 #endif
 
 #ifdef HAS_SUBGROUP_SHUFFLE

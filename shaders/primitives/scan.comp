@@ -128,24 +128,25 @@ S reduce_tile(uint row, uint t) {
 #ifndef HAS_SUBGROUP_ARITHMETIC
 #error "the STRIPED layout needs subgroup arithmetic"
 #endif
-// Tile quad of this lane's k-th quad. Subgroups are numbered in scan order and all but the last
-// are full (wg_rank's assumption); the last may have fewer lanes, so the stride is the active
-// lane count and lanes are packed from 0.
-uint striped_quad(uint k) {
-    return gl_SubgroupID * gl_SubgroupSize * QUADS + k * subgroupAdd(1u) + subgroupExclusiveAdd(1u);
-}
+// This lane's first quad in the tile; its k-th is k * sg_active_lanes() further. Subgroups are
+// numbered in scan order and all but the last are full (wg_rank's assumption); the last may have
+// fewer lanes, so the stride is the active lane count and lanes are packed from 0.
+uint striped_first() { return gl_SubgroupID * gl_SubgroupSize * QUADS + sg_packed_lane(); }
 
 void load_tile(uint row, uint t, out S x[ITEMS]) {
+    uint first = t * TILE_QUADS + striped_first();
+    uint lanes = sg_active_lanes();
     for (uint k = 0u; k < QUADS; ++k) {
-        S4 v = load_quad(row, t * TILE_QUADS + striped_quad(k));
+        S4 v = load_quad(row, first + k * lanes);
         for (uint c = 0u; c < 4u; ++c) x[4u * k + c] = v[c];
     }
 }
 
 void store_tile(uint row, uint t, S x[ITEMS]) {
+    uint first = t * TILE_QUADS + striped_first();
+    uint lanes = sg_active_lanes();
     for (uint k = 0u; k < QUADS; ++k)
-        store_quad(row, t * TILE_QUADS + striped_quad(k),
-                   S4(x[4u * k], x[4u * k + 1u], x[4u * k + 2u], x[4u * k + 3u]));
+        store_quad(row, first + k * lanes, S4(x[4u * k], x[4u * k + 1u], x[4u * k + 2u], x[4u * k + 3u]));
 }
 
 // Scans x in place along this subgroup's run (inclusive or exclusive per EXCLUSIVE); the
@@ -288,8 +289,8 @@ void publish(uint tile, uint flag, S value) {
 // round. Every walker holds the same j and prefix (subgroup-uniform results only).
 #if defined(HAS_SUBGROUP_ARITHMETIC) && !defined(SERIAL_LOOKBACK)
 bool walker() { return gl_SubgroupID == 0u; }
-uint lb_lanes() { return subgroupAdd(1u); }            // the active lanes, whatever the size
-uint lb_lane() { return subgroupExclusiveAdd(1u); }    // packed from 0 over the active lanes
+uint lb_lanes() { return sg_active_lanes(); }
+uint lb_lane() { return sg_packed_lane(); }
 uint lb_min(uint x) { return subgroupMin(x); }
 S lb_combine_all(S x) { return PASTE(sg_reduce_, OP)(x); }
 bool lb_writer() { return walker() && subgroupElect(); }
