@@ -49,14 +49,14 @@ class Array:
         self._storage = storage
         self.shape = shape
         self.dtype = dtype
-        self.offset = offset  # in elements (32-bit words) from the start of the buffer
+        self.offset = offset  # in elements from the start of the buffer (words; halves for float16)
 
     # -- construction -----------------------------------------------------------------------
     @classmethod
     def empty(cls, shape, dtype) -> "Array":
         shape = _normalize_shape(shape)
-        dtype = dtypes.check(dtype)
-        return cls(Storage(math.prod(shape)), shape, dtype)
+        dtype = dtypes.check(dtype, held=True)
+        return cls(Storage(dtypes.words(math.prod(shape), dtype)), shape, dtype)
 
     # -- properties -------------------------------------------------------------------------
     @property
@@ -73,7 +73,7 @@ class Array:
 
     @property
     def nbytes(self) -> int:
-        return self.size * 4
+        return self.size * self.dtype.itemsize
 
     def __len__(self) -> int:
         if not self.shape:
@@ -90,6 +90,9 @@ class Array:
         rt.stream.synchronize(downloads=[self.buffer] if self.size else [])
         if not self.size:
             return np.empty(self.shape, self.dtype)
+        if self.dtype == dtypes.float16:
+            halves = self.buffer.staging().view(np.float16)
+            return halves[self.offset:self.offset + self.size].reshape(self.shape).copy()
         words = self.buffer.staging()[self.offset:self.offset + self.size]
         host = words.view(dtypes.STORAGE[self.dtype]).reshape(self.shape)
         return host.astype(bool) if self.dtype == dtypes.bool_ else host.copy()

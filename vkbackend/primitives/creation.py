@@ -39,20 +39,23 @@ def _checked_cast(host: np.ndarray, dtype: np.dtype) -> np.ndarray:
         if lo < info.min or hi > info.max:
             raise OverflowError(f"values in [{lo}, {hi}] do not fit in {dtype}")
     with np.errstate(over="ignore"):  # float64 -> float32 overflow gives inf, as intended
-        return host.astype(dtypes.STORAGE[dtype], copy=False)
+        return host.astype(dtypes.STORAGE.get(dtype, dtype), copy=False)
 
 
 def asarray(obj, dtype=None) -> Array:
     """A GPU array from an array-like (numpy's asarray); float64 -> float32, int64 -> int32 unless
     `dtype` says otherwise."""
     if isinstance(obj, Array):
-        return obj if dtype is None or dtypes.check(dtype) == obj.dtype else obj.astype(dtype)
+        return obj if dtype is None or dtypes.check(dtype, held=True) == obj.dtype else obj.astype(dtype)
     host = np.asarray(obj)
-    target = dtypes.check(dtype) if dtype is not None else dtypes.from_host(host.dtype)
+    target = dtypes.check(dtype, held=True) if dtype is not None else dtypes.from_host(host.dtype)
     data = _checked_cast(host, target)
     out = Array.empty(host.shape, target)
     if out.size:
-        words = np.ascontiguousarray(data).reshape(-1).view(np.uint32)
+        flat = np.ascontiguousarray(data).reshape(-1)
+        if target == dtypes.float16 and flat.size % 2:
+            flat = np.append(flat, np.float16(0))  # whole words
+        words = flat.view(np.uint32)
         runtime.get().stream.upload(out.buffer, words)
     return out
 

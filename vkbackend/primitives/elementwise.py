@@ -223,8 +223,25 @@ def absolute(x) -> Array:
 abs = absolute
 
 
+def _cast_half(a: Array, dtype: np.dtype) -> Array:
+    """float32 -> float16 or float16 -> float32 (primitives/cast_half.comp)."""
+    out = Array.empty(a.shape, dtype)
+    if a.size:
+        to_half = dtype == dtypes.float16
+        k = runtime.get().kernel("primitives/cast_half.comp", {"TO_HALF" if to_half else "FROM_HALF": 1}, _WG)
+        k([a.buffer, out.buffer], [a.size, a.offset, out.offset], (groups_for(a.size, _WG),))
+    return out
+
+
 def astype(a: Array, dtype) -> Array:
-    dtype = dtypes.check(dtype)
+    dtype = dtypes.check(dtype, held=True)
+    if dtypes.float16 in (dtype, a.dtype):  # through float32, in numpy's rounding (to nearest even)
+        if dtype == a.dtype:
+            return _cast_half(_cast_half(a, dtypes.float32), dtype)
+        if a.dtype == dtypes.float16:
+            f = _cast_half(a, dtypes.float32)
+            return f if dtype == dtypes.float32 else astype(f, dtype)
+        return _cast_half(a if a.dtype == dtypes.float32 else astype(a, dtypes.float32), dtype)
     if dtype == dtypes.bool_ and a.dtype != dtypes.bool_:
         return apply("not_equal", [a, 0], dtypes.bool_, a.dtype)
     return apply("copy", [a], dtype, dtypes.STORAGE[a.dtype])

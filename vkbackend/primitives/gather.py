@@ -54,6 +54,7 @@ def _contiguous_strides(shape) -> list:
 def _array(x, name: str, what: str = "a") -> Array:
     """A vk.Array from an Array or host array-like; TypeError naming the argument otherwise."""
     if isinstance(x, Array):
+        dtypes.computable(x.dtype, name)
         return x
     if isinstance(x, (np.ndarray, list, tuple, numbers.Number, np.generic)):
         return asarray(x)
@@ -64,6 +65,7 @@ def _check_array(x, name: str, what: str = "a") -> Array:
     """Like _array, but refuses host data (used where converting would record an upload before
     the rest of the input is validated); callers convert host data after validating."""
     if isinstance(x, Array):
+        dtypes.computable(x.dtype, name)
         return x
     raise TypeError(f"{name}: `{what}` must be a vk.Array, got {type(x).__name__}")
 

@@ -1,0 +1,88 @@
+"""float16 arrays: held two per word, converted by primitives/cast_half.comp, refused by the ops
+that compute in 32-bit words. References: numpy's own float16 conversions (round to nearest even)."""
+import numpy as np
+import pytest
+
+import vkbackend as vk
+from vkbackend.harness import run_shader
+
+# Values past float16's range become inf on purpose (numpy warns about it).
+pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered in cast:RuntimeWarning")
+SIZES = [0, 1, 2, 3, 31, 32, 33, 255, 256, 257, 1001]
+
+
+def _values(rng, n):
+    # Normal numbers, subnormals, values that round up to inf, exact halves (ties), signed zeros.
+    x = (rng.standard_normal(n) * 10.0 ** rng.integers(-7, 5, n)).astype(np.float32)
+    specials = np.array([0.0, -0.0, 65504.0, 65520.0, 1e-8, -7e-8, 1 + 2.0 ** -11, np.inf, -np.inf],
+                        np.float32)
+    x[: min(n, specials.size)] = specials[: min(n, specials.size)]
+    return x
+
+
+def _same_bits(got, want):
+    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, want.dtype, got.shape, want.shape)
+    bits = np.dtype(f"u{got.dtype.itemsize}")
+    bad = np.flatnonzero(got.reshape(-1).view(bits) != want.reshape(-1).view(bits))
+    assert bad.size == 0, f"{bad.size} differ, first at {bad[0]}: {got.reshape(-1)[bad[0]]} vs {want.reshape(-1)[bad[0]]}"
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_astype_round_trip_matches_numpy(rng, n):
+    x = _values(rng, n)
+    h = vk.asarray(x).astype(np.float16)
+    assert h.dtype == np.float16 and h.shape == (n,) and h.nbytes == 2 * n
+    _same_bits(h.numpy(), x.astype(np.float16))
+    back = vk.asarray(x.astype(np.float16)).astype(np.float32)
+    _same_bits(back.numpy(), x.astype(np.float16).astype(np.float32))
+
+
+def test_views_at_odd_offsets_and_other_dtypes(rng):
+    x = _values(rng, 257).astype(np.float16).reshape(1, 257)
+    a = vk.asarray(x)
+    assert a.dtype == np.float16  # numpy's dtype is kept
+    for lo, hi in [(1, 2), (1, 257), (3, 130), (0, 255)]:
+        v = a.reshape(257)[lo:hi]
+        _same_bits(v.numpy(), x[0, lo:hi])
+        _same_bits(v.astype(np.float32).numpy(), x[0, lo:hi].astype(np.float32))
+    ints = vk.asarray(np.arange(-40, 40, dtype=np.int32))
+    _same_bits(ints.astype(np.float16).numpy(), np.arange(-40, 40).astype(np.float16))
+    finite = (np.arange(-20, 20) * 1.75).astype(np.float16)  # float -> int of inf/NaN is undefined
+    _same_bits(vk.asarray(finite).astype(np.int32).numpy(), finite.astype(np.int32))
+    _same_bits(a.copy().numpy(), x)
+
+
+@pytest.mark.parametrize("n", [1, 6, 65])
+def test_cast_half_shader(rng, n):
+    """The shader alone through the harness: halves at an odd offset of the packed input."""
+    x = _values(rng, n + 1)
+    packed = np.append(x.astype(np.float16), np.float16(0)) if (n + 1) % 2 else x.astype(np.float16)
+    (got,) = run_shader("primitives/cast_half.comp", [packed.view(np.uint32)], [((n,), np.float32)],
+                        defines={"FROM_HALF": 1}, workgroup=64, push=[n, 1, 0], groups=(1,))
+    _same_bits(got, x[1:].astype(np.float16).astype(np.float32))
+    (words,) = run_shader("primitives/cast_half.comp", [x], [(((n + 1) // 2,), np.uint32)],
+                          defines={"TO_HALF": 1}, workgroup=64, push=[n, 1, 0], groups=(1,))
+    half = words.view(np.float16)[:n]
+    _same_bits(half, x[1:].astype(np.float16))
+    if n % 2:
+        assert words.view(np.float16)[n] == 0  # the last word's spare half is written, as zero
+
+
+def test_ops_that_compute_in_words_refuse_float16():
+    h = vk.asarray(np.arange(12, dtype=np.float16).reshape(3, 4))
+    calls = {
+        "add": lambda: h + 1, "sum": lambda: vk.sum(h), "max": lambda: vk.max(h), "argmax": lambda: vk.argmax(h),
+        "cumsum": lambda: vk.cumsum(h), "transpose": lambda: vk.transpose(h), "T": lambda: h.T,
+        "take": lambda: vk.take(h, [1]), "fancy": lambda: h[np.array([2, 0])], "step": lambda: h[:, ::2],
+        "concatenate": lambda: vk.concatenate([h, h]), "where": lambda: vk.where(True, h, h),
+        "scatter_add": lambda: vk.scatter_add(h, vk.asarray(np.zeros((1, 4), np.int32)), h[:1], 0),
+        "full": lambda: vk.full((2,), 1.0, np.float16), "layer_norm": lambda: vk.layer_norm(h, (4,)),
+    }
+    for name, call in calls.items():
+        with pytest.raises(TypeError, match="float16"):
+            call()
+            pytest.fail(f"{name} accepted float16")
+    # Views and matmul (which converts its operands to float32) do work.
+    np.testing.assert_array_equal(h[1].numpy(), np.arange(4, 8, dtype=np.float16))
+    np.testing.assert_allclose((h @ h.reshape(4, 3)).numpy(),
+                               np.arange(12.0).reshape(3, 4) @ np.arange(12.0).reshape(4, 3))
