@@ -44,8 +44,12 @@ class Device:
     max_shared_memory: int
     max_storage_buffer_range: int
     device_local_bytes: int
-    extensions: tuple = field(repr=False)
-    manager: object = field(repr=False, compare=False)
+    # Optional Vulkan features enabled on the device (kp patch 0004), e.g. shaderFloat16.
+    features: frozenset = frozenset()
+    # VK_KHR_cooperative_matrix shapes: (M, N, K, A, B, C, Result) with component type names.
+    cooperative_matrix: tuple = ()
+    extensions: tuple = field(repr=False, default=())
+    manager: object = field(repr=False, compare=False, default=None)
 
     @property
     def is_software(self) -> bool:
@@ -54,17 +58,46 @@ class Device:
     def has(self, feature: str) -> bool:
         return feature in self.subgroup_features
 
+    def has_cooperative_matrix(self, m: int, n: int, k: int, ab: str = "float16", c: str = "float32") -> bool:
+        """Whether subgroup-scope M x N x K products with A, B of type `ab` accumulating in `c` run."""
+        return (m, n, k, ab, ab, c, c) in self.cooperative_matrix
+
     def report(self) -> dict:
         """A plain dict of everything above, for `vkbackend info --json`."""
         d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k not in ("manager", "extensions")}
         d["subgroup_features"] = sorted(self.subgroup_features, key=list(SUBGROUP_FEATURE_BITS).index)
         d["disabled_subgroup_features"] = sorted(self.disabled_subgroup_features)
+        d["features"] = sorted(self.features)
+        d["cooperative_matrix"] = [list(s) for s in self.cooperative_matrix]
         d["lp_native_vector_width"] = os.environ.get("LP_NATIVE_VECTOR_WIDTH")
         return d
 
 
+# VkComponentTypeKHR values (VK_KHR_cooperative_matrix) and VK_SCOPE_SUBGROUP_KHR.
+_COMPONENT_TYPES = {0: "float16", 1: "float32", 2: "float64", 3: "int8", 4: "int16", 5: "int32", 6: "int64",
+                    7: "uint8", 8: "uint16", 9: "uint32", 10: "uint64", 1000141000: "bfloat16"}
+_SCOPE_SUBGROUP = 3
+
+
+def _cooperative_shapes(mgr, disabled: frozenset) -> tuple:
+    if "cooperativeMatrix" in disabled:
+        return ()
+    out = []
+    for p in mgr.cooperative_matrix_properties():
+        types = [_COMPONENT_TYPES.get(p[k]) for k in ("a", "b", "c", "result")]
+        if p["scope"] == _SCOPE_SUBGROUP and None not in types and not p["saturating"]:
+            out.append((p["m"], p["n"], p["k"], *types))
+    return tuple(out)
+
+
 def _version(v: int) -> str:
     return f"{v >> 22}.{(v >> 12) & 0x3FF}.{v & 0xFFF}"
+
+
+def _disabled_features_from_env() -> frozenset:
+    """VKBACKEND_DISABLE_FEATURE=cooperativeMatrix,shaderFloat16: paths that need them are not taken."""
+    raw = os.environ.get("VKBACKEND_DISABLE_FEATURE", "")
+    return frozenset(n.strip() for n in raw.split(",") if n.strip())
 
 
 def _disabled_from_env() -> frozenset:
@@ -104,7 +137,7 @@ def open_device() -> Device:
         import kp
     except ImportError as e:  # pragma: no cover - setup problem
         raise DeviceError("the kp (Kompute) module is not installed: run `make setup`") from e
-    if not hasattr(kp.Manager, "device_capabilities"):
+    if not (hasattr(kp.Manager, "device_capabilities") and hasattr(kp.Manager, "enabled_features")):
         raise DeviceError("kp is not built with vkbackend's patches (third_party/kompute): run `make setup`")
     try:
         mgr = kp.Manager()
@@ -119,6 +152,8 @@ def open_device() -> Device:
     disabled = _disabled_from_env()
     ops = caps["subgroup_operations"] if caps["subgroup_stages"] & _COMPUTE_STAGE else 0
     features = frozenset(n for n, bit in SUBGROUP_FEATURE_BITS.items() if ops & bit) - disabled
+    off = _disabled_features_from_env()
+    enabled = frozenset(mgr.enabled_features()) - off
     driver = " ".join(x for x in (caps["driver_name"], caps["driver_info"]) if x) or _version(caps["driver_version"])
     return Device(
         index=index,
@@ -139,6 +174,8 @@ def open_device() -> Device:
         max_shared_memory=caps["max_shared_memory"],
         max_storage_buffer_range=caps["max_storage_buffer_range"],
         device_local_bytes=caps["device_local_bytes"],
+        features=enabled,
+        cooperative_matrix=_cooperative_shapes(mgr, off),
         extensions=tuple(caps["extensions"]),
         manager=mgr,
     )
