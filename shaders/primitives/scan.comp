@@ -46,9 +46,10 @@ layout(std430, binding = 0) restrict readonly buffer InS { T_IN in_s[]; };
 layout(std430, binding = 0) restrict readonly buffer InV { T_IN4 in_v[]; };
 layout(std430, binding = 1) writeonly buffer OutS { T out_s[]; };
 layout(std430, binding = 1) writeonly buffer OutV { T4 out_v[]; };
-// The tile state is read by other workgroups while they spin: coherent and volatile, so that
-// every read goes to memory shared by all workgroups and is not hoisted out of the loop.
-layout(std430, binding = 2) coherent volatile buffer Aux { uint aux[]; };
+// The tile state is read by other workgroups while they spin: volatile (which in GLSL implies
+// coherent; both keywords decorate Coherent twice, which spirv-val refuses), so that every read
+// goes to memory shared by all workgroups and is not hoisted out of the loop.
+layout(std430, binding = 2) volatile buffer Aux { uint aux[]; };
 
 const uint QUADS = ITEMS / 4u;          // quads per thread
 const uint TILE = WG_SIZE * ITEMS;
@@ -305,7 +306,7 @@ bool lb_writer() { return leader(); }
 
 // Second view of the tile states: both words of a state in one 8-byte load when they are 8-byte
 // aligned (aux_off even; a uniform branch), else two loads.
-layout(std430, binding = 2) coherent volatile buffer AuxPairs { uvec2 aux_pairs[]; };
+layout(std430, binding = 2) volatile buffer AuxPairs { uvec2 aux_pairs[]; };
 
 uint read_state(uint tile, out S value) {
     uint at = p.aux_off + STATE_HEADER + 2u * tile;
