@@ -114,114 +114,7 @@ shared uint tab_taps[TABLE_N];  // tap offsets per axis, 10 bits each
 #endif
 #endif
 
-const int CSTEPS = (CIG + BK - 1) / BK;
-
-// -- the GEMM's view of the geometry: all specialization constants, or per phase -------------
-#if PHASED
-const int NPHASES = ID0 * ID1 * ID2;
-ivec3 ph_r;      // this workgroup's phase: output position mod ID per axis
-ivec3 ph_rows;   // output positions of the phase per axis
-ivec3 ph_taps;   // taps of the phase per axis
-ivec3 ph_k0;     // first tap of the phase per axis (the others follow every ID)
-ivec3 ph_base;   // input index of (first output of the phase, first tap) per axis
-int ph_so;       // output positions of the phase
-int ph_kp;       // taps of the phase
-
-// The x with x * KD = 1 (mod ID): KD and ID are coprime (checked by the planner).
-int inverse_mod(int kd, int id) {
-    for (int x = 1; x < id; ++x)
-        if ((x * kd) % id == 1) return x;
-    return id == 1 ? 0 : 1;
-}
-
-int phase_axis(int r, int so, int k, int kd, int id, int pl, out int rows, out int taps, out int k0) {
-    rows = max(0, (so - r + id - 1) / id);
-    int v = pl - r;                                        // k * kd = v (mod id)
-    int want = v >= 0 ? v % id : (id - (-v) % id) % id;    // (% of negatives is undefined)
-    k0 = (want * inverse_mod(kd, id)) % id;
-    taps = max(0, (k - k0 + id - 1) / id);
-    return (r + k0 * kd - pl) / id;        // exact
-}
-
-void phase_setup(int ph) {
-    ph_r = ivec3(ph / (ID1 * ID2), (ph / ID2) % ID1, ph % ID2);
-    int rows0, rows1, rows2, t0, t1, t2, k00, k01, k02;
-    ph_base.x = phase_axis(ph_r.x, SO0, K0, KD0, ID0, PL0, rows0, t0, k00);
-    ph_base.y = phase_axis(ph_r.y, SO1, K1, KD1, ID1, PL1, rows1, t1, k01);
-    ph_base.z = phase_axis(ph_r.z, SO2, K2, KD2, ID2, PL2, rows2, t2, k02);
-    ph_rows = ivec3(rows0, rows1, rows2);
-    ph_taps = ivec3(t0, t1, t2);
-    ph_k0 = ivec3(k00, k01, k02);
-    ph_so = rows0 * rows1 * rows2;
-    ph_kp = t0 * t1 * t2;
-}
-#define G_SO ph_so
-#define G_KP ph_kp
-#else
-#define G_SO SO
-#define G_KP KP
-#endif
-#define G_ROWS (NB * G_SO)
-#define G_KTOT (CIG * G_KP)
-
-// Row (output position o within the batch element) -> the first input coordinate it reads per
-// axis: dilated-input coordinates, or with PHASED input indices.
-ivec3 row_window(int o) {
-#if PHASED
-    int a2 = o % ph_rows.z;
-    int t = o / ph_rows.z;
-    return ivec3(t / ph_rows.y, t % ph_rows.y, a2) + ph_base;
-#else
-    return window_base(out_coords(o));
-#endif
-}
-
-// Flat tap -> its offset per axis in the coordinates of row_window.
-ivec3 tap_of(int kpos) {
-#if PHASED
-    int t2 = kpos % ph_taps.z;
-    int t = kpos / ph_taps.z;
-    return ivec3((t / ph_taps.y) * KD0, (t % ph_taps.y) * KD1, t2 * KD2);
-#else
-    return tap_offsets(kpos);
-#endif
-}
-
-// Flat tap -> the weight's flat kernel position (mirrored with FLIP).
-int weight_of(int kpos) {
-#if PHASED
-    int t2 = kpos % ph_taps.z;
-    int t = kpos / ph_taps.z;
-    ivec3 k = ph_k0 + ivec3(t / ph_taps.y, t % ph_taps.y, t2) * ivec3(ID0, ID1, ID2);
-    if (FLIP != 0) k = ivec3(K0, K1, K2) - 1 - k;
-    return (k.x * K1 + k.y) * K2 + k.z;
-#else
-    return weight_tap(kpos);
-#endif
-}
-
-// Offset within a channel plane of x of (window + taps), or -1 on padding or a hole.
-int plane_of(ivec3 base, ivec3 taps) {
-#if PHASED
-    ivec3 q = base + taps;
-    bool ok = uint(q.x) < uint(SI0) && uint(q.y) < uint(SI1) && uint(q.z) < uint(SI2);
-    return ok ? (q.x * SI1 + q.y) * SI2 + q.z : -1;
-#else
-    return plane_offset(base, taps);
-#endif
-}
-
-// Row o -> its output position within a channel plane of y.
-int out_pos(int o) {
-#if PHASED
-    int a2 = o % ph_rows.z;
-    int t = o / ph_rows.z;
-    ivec3 i = ph_r + ivec3(t / ph_rows.y, t % ph_rows.y, a2) * ivec3(ID0, ID1, ID2);
-    return (i.x * SO1 + i.y) * SO2 + i.z;
-#else
-    return o;
-#endif
-}
+#include "ops/conv_gemm_view.glsl"
 
 #if NARROW
 // -- narrow: RT rows x NN channels per invocation, no A tile ---------------------------------
@@ -287,8 +180,8 @@ void main() {
             }
             const int cn = (CIG % KC) == 0 ? KC : min(KC, CIG - c0);
             // CU channels' loads are issued before their FMAs: CU * RT loads in flight per
-            // invocation rather than RT (the first layer's backward-input runs at ~5 TFLOP/s, far
-            // from both the FMA and the load-issue limits: latency, presumably).
+            // invocation rather than RT (one load waited for at a time left the first layer's
+            // backward-input latency-bound: 5.0 TFLOP/s on the H100, 7.3 with CU=8).
             for (int cb = 0; cb < cn; cb += CU) {
                 float a[CU * RT];
                 UNROLL for (int u = 0; u < CU; ++u) {
@@ -325,92 +218,7 @@ void main() {
     }
 }
 #else
-// -- loaders ----------------------------------------------------------------------------------
-int row_x[RA];      // x offset of (batch, group's first channel), or -1 past the last row
-ivec3 row_base[RA]; // first input coordinate per axis (row_window)
-int row_lin[RA];    // table gather: row_base flattened within a channel plane
-float ra[RA * QA];
-float rb[EB];
-
-void load_a(int step, int la_k) {
-#if GATHER == 1
-    int kpos = step / CSTEPS;
-    int c0 = (step - kpos * CSTEPS) * BK + la_k;
-    ivec3 taps = tap_of(kpos);
-    UNROLL for (int r = 0; r < RA; ++r) {
-        int off = plane_of(row_base[r], taps);
-        bool ok = row_x[r] >= 0 && off >= 0;
-        int addr = row_x[r] + off;
-        UNROLL for (int q = 0; q < QA; ++q) {
-            int c = c0 + q * LA_K;
-            float v = 0.0;
-            if (ok && c < CIG) v = x_[addr + c * SI];
-            ra[r * QA + q] = v;
-        }
-    }
-#elif GATHER == 2
-    UNROLL for (int q = 0; q < QA; ++q) {
-        int kk = step * BK + la_k + q * LA_K;
-        int off = tab_off[kk];
-        uint e = tab_taps[kk];
-        ivec3 taps = ivec3(K0 > 1 ? int(e & 1023u) : 0, K1 > 1 ? int((e >> 10) & 1023u) : 0,
-                           K2 > 1 ? int(e >> 20) : 0);
-        UNROLL for (int r = 0; r < RA; ++r) {
-            ivec3 p = row_base[r] + taps;
-            bool ok = uint(p.x) < uint(SI0) && uint(p.y) < uint(SI1) && uint(p.z) < uint(SI2);
-            float v = 0.0;
-            if (kk < KTOT && row_x[r] >= 0 && ok) v = x_[row_x[r] + row_lin[r] + off];
-            ra[r * QA + q] = v;
-        }
-    }
-#else
-    UNROLL for (int q = 0; q < QA; ++q) {
-        int kk = step * BK + la_k + q * LA_K;
-        int c = kk / G_KP;
-        ivec3 taps = tap_of(kk - c * G_KP);
-        UNROLL for (int r = 0; r < RA; ++r) {
-            int off = plane_of(row_base[r], taps);
-            float v = 0.0;
-            if (kk < G_KTOT && row_x[r] >= 0 && off >= 0) v = x_[row_x[r] + c * SI + off];
-            ra[r * QA + q] = v;
-        }
-    }
-#endif
-}
-
-// Element e of this invocation's share of the B tile -> (kk within the tile, j within the tile).
-ivec2 b_elem(int idx) {
-#if B_J_FAST
-    return ivec2(idx / BN, idx % BN);
-#else
-    return ivec2(idx % BK, idx / BK);
-#endif
-}
-
-void load_b(int step, int t, int wbase, int j0) {
-#if GATHER == 1
-    int kpos = step / CSTEPS;
-    int c0 = (step - kpos * CSTEPS) * BK;
-    int wk = wbase + weight_of(kpos);
-#endif
-    UNROLL for (int e = 0; e < EB; ++e) {
-        int idx = t + e * NTHREADS;
-        ivec2 kj = b_elem(idx);
-        int kr = kj.x;
-        int j = j0 + kj.y;
-        float v = 0.0;
-#if GATHER == 1
-        int c = c0 + kr;
-        if (idx < BK * BN && j < COG && c < CIG) v = w_[wk + j * W_J + c * W_C];
-#else
-        int kk = step * BK + kr;
-        int c = kk / G_KP;
-        if (idx < BK * BN && j < COG && kk < G_KTOT)
-            v = w_[wbase + j * W_J + c * W_C + weight_of(kk - c * G_KP)];
-#endif
-        rb[e] = v;
-    }
-}
+#include "ops/conv_gather.glsl"
 
 void store_tiles(int buf, int t, int la_m, int la_k) {
     UNROLL for (int r = 0; r < RA; ++r) {
