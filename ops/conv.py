@@ -67,22 +67,31 @@ _MAXD = 3
 # ----------------------------------------------------------------------------------------------
 # argument checking (all of it before any GPU work)
 # ----------------------------------------------------------------------------------------------
+_DTYPES = (dtypes.float32, dtypes.float16)
+
+
 def _shape_of(x, name: str, fn: str) -> tuple:
-    """The shape of an operand; TypeError unless it is float32 (a vk.Array or a numpy array)."""
-    if isinstance(x, Array):
-        dt = x.dtype
-    elif isinstance(x, (np.ndarray, np.generic)):
-        dt = x.dtype
-    else:
+    """The shape of an operand; TypeError unless it is float32 or float16 (a vk.Array or a numpy
+    array)."""
+    if not isinstance(x, (Array, np.ndarray, np.generic)):
         raise TypeError(f"{fn}: {name} must be a vk.Array or a numpy array, got {type(x).__name__}")
-    if np.dtype(dt) != dtypes.float32:
-        raise TypeError(f"{fn}: {name} has dtype {dt}; convolutions support float32 only "
+    if np.dtype(x.dtype) not in _DTYPES:
+        raise TypeError(f"{fn}: {name} has dtype {x.dtype}; convolutions take float32 or float16 "
                         "(cast with .astype(np.float32))")
     return tuple(x.shape)
 
 
+def _common_dtype(fn: str, **operands) -> np.dtype:
+    """The operands' one dtype (float32 or float16); TypeError naming them when they differ."""
+    given = {k: np.dtype(v.dtype) for k, v in operands.items() if v is not None}
+    if len(set(given.values())) > 1:
+        listed = ", ".join(f"{k} {d}" for k, d in given.items())
+        raise TypeError(f"{fn}: operands must share one dtype (float32 or float16), got {listed}")
+    return next(iter(given.values()))
+
+
 def _as_array(x) -> Array:
-    return x if isinstance(x, Array) else asarray(np.ascontiguousarray(x, np.float32))
+    return x if isinstance(x, Array) else asarray(np.ascontiguousarray(x))
 
 
 def _ints(v, nd: int, name: str, fn: str, minimum=None) -> tuple:
@@ -275,14 +284,17 @@ def _conv_params(fn, nd, wshape, stride, padding, dilation):
 # ----------------------------------------------------------------------------------------------
 # planning
 # ----------------------------------------------------------------------------------------------
-_KEYS = {"path", "gather", "phased", "BM", "BN", "BK", "TM", "TN", "splits", "gridx", "RT", "NN", "KC", "CU", "WG"}
-_WORDS = {"path": ("gemm", "direct", "narrow"), "gather": ("uniform", "flat", "table")}
+_KEYS = {"path", "gather", "phased", "BM", "BN", "BK", "TM", "TN", "splits", "gridx", "RT", "NN", "KC", "CU", "WG",
+         "SGM", "SGN"}
+_KINDS = ("fwd", "wgrad", "f16")
+_WORDS = {"path": ("gemm", "direct", "narrow", "coopmat", "cast"), "gather": ("uniform", "flat", "table")}
 
 
 @functools.lru_cache(maxsize=16)
 def _parse_config(raw: str) -> dict:
-    """VKBACKEND_CONV_CONFIG -> {"fwd": {...}, "wgrad": {...}}."""
-    out = {"fwd": {}, "wgrad": {}}
+    """VKBACKEND_CONV_CONFIG -> {"fwd": {...}, "wgrad": {...}, "f16": {...}}; unprefixed keys
+    apply to the float32 kernels."""
+    out = {k: {} for k in _KINDS}
     for item in filter(None, (s.strip() for s in raw.replace(";", ",").split(","))):
         if "=" not in item:
             raise ValueError(f"VKBACKEND_CONV_CONFIG: expected key=value, got {item!r}")
@@ -290,8 +302,8 @@ def _parse_config(raw: str) -> dict:
         kinds = ("fwd", "wgrad")
         if "." in key:
             prefix, key = key.split(".", 1)
-            if prefix not in kinds:
-                raise ValueError(f"VKBACKEND_CONV_CONFIG: unknown prefix {prefix!r} (fwd or wgrad)")
+            if prefix not in _KINDS:
+                raise ValueError(f"VKBACKEND_CONV_CONFIG: unknown prefix {prefix!r} (one of {_KINDS})")
             kinds = (prefix,)
         if key not in _KEYS:
             raise ValueError(f"VKBACKEND_CONV_CONFIG: unknown key {key!r}; expected one of {sorted(_KEYS)}")
@@ -456,7 +468,8 @@ def _plan_narrow(geom: _Geom, has_bias: bool, devkey: tuple, cfg: dict, nph: int
     nn = cfg.get("NN", 4 if geom.cog <= 4 else 8)
     wg = cfg.get("WG", 64 if soft else 256)
     kc = cfg.get("KC", min(8 if soft else 32, geom.cig))
-    cu = cfg.get("CU", 1)  # > 1 not yet measured on hardware: the next H100 sweep decides
+    # H100, first layer's backward-input: CU=1 5.0 TFLOP/s, 4 5.0, 8 7.3, 16 4.7 (registers).
+    cu = cfg.get("CU", 8)
     if not 1 <= cu <= 16:
         raise ValueError(f"conv narrow plan CU={cu}: channels loaded together must be 1 to 16")
     if nn not in (4, 8) or not 1 <= wg <= devkey[3] or kc < 1 or 4 * kc * nn > devkey[2]:
@@ -586,24 +599,89 @@ def _plan_wgrad(geom: _Geom, devkey: tuple, cfg_raw: str) -> _Plan:
     return _Plan("ops/conv_wgrad.comp", defines, nt, geom.spec(split_steps, splits), grid, splits, geom.flops())
 
 
+_COOPMAT_FEATURES = frozenset({"cooperativeMatrix", "shaderFloat16", "storageBuffer16BitAccess",
+                               "vulkanMemoryModel"})
+
+
+def _coopmat_key(dev) -> tuple | None:
+    """The device key for conv_coopmat.comp, or None where it cannot run: it needs 16 x 16 x 16
+    float16 products accumulating in float32, 16-bit storage, float16 arithmetic, the memory
+    model, and a fixed subgroup size (its workgroup is counted in subgroups)."""
+    if (not _COOPMAT_FEATURES <= dev.features or not dev.has_cooperative_matrix(16, 16, 16)
+            or dev.min_subgroup_size != dev.max_subgroup_size):
+        return None
+    return _device_key(dev)
+
+
+@functools.lru_cache(maxsize=256)
+def _plan_coopmat(geom: _Geom, has_bias: bool, devkey: tuple, cfg_raw: str) -> _Plan:
+    """conv_coopmat.comp: BM x BN tiles (BN the power of two >= the group's output channels,
+    16 to 128), 8 subgroups, BK = 32."""
+    cfg = _parse_config(cfg_raw)["f16"]
+    _, _, max_shared, max_inv, max_count, sgs, _ = devkey
+    nph = _phases(geom, cfg)
+    if geom.groups * nph > max_count[2]:
+        nph = 1
+    rows = geom.n * math.prod(-(-o // i) for o, i in zip(geom.so, geom.id)) if nph > 1 else geom.rows
+    kp = math.prod(-(-k // i) for k, i in zip(geom.k, geom.id)) if nph > 1 else geom.kp
+    bn = cfg.get("BN", min(128, max(16, 1 << (geom.cog - 1).bit_length())))
+    bm, bk = cfg.get("BM", 128), cfg.get("BK", 32)
+    sgn = cfg.get("SGN", max(1, min(4, bn // 32)))
+    sgm = cfg.get("SGM", max(1, 8 // sgn))
+    nt = sgm * sgn * sgs
+    shared = 2 * bk * (bm + 8) * 2 + 2 * bn * (bk + 8) * 2 + sgm * sgn * 1024
+    if not (all(v % 16 == 0 for v in (bm, bn, bk)) and bm % (16 * sgm) == 0 and bn % (16 * sgn) == 0
+            and nt <= max_inv and shared <= max_shared
+            and (nt % bm == 0 and bk % (nt // bm) == 0 if nt >= bm else bm % nt == 0)):
+        raise ValueError(f"conv float16 plan BM={bm} BN={bn} BK={bk} SGM={sgm} SGN={sgn}: need multiples of "
+                         f"16 split evenly over the subgroups, at most {max_inv} invocations and "
+                         f"{max_shared} bytes of shared memory (this needs {nt} and {shared})")
+    gather, _ = _gather(geom, cfg, nph, kp, bk)
+    gather = "flat" if gather == "table" else gather
+    _, wj, wc = geom.wstrides
+    j_fast = wj < wc if gather == "uniform" else wj == 1
+    defines = (("BM", bm), ("BN", bn), ("BK", bk), ("SG_M", sgm), ("SG_N", sgn), ("SGS", sgs),
+               ("GATHER", {"flat": 0, "uniform": 1}[gather]), ("B_J_FAST", int(j_fast)),
+               ("HAS_BIAS", int(has_bias)))
+    if nph > 1:
+        defines += (("PHASED", 1),)
+    ny = -(-geom.cog // bn)
+    if ny > max_count[1] or geom.groups * nph > max_count[2]:
+        raise ValueError(f"conv float16: {ny} x {geom.groups * nph} channel tiles exceed the device's "
+                         f"dispatch limits {max_count[1:]}")
+    grid = (max(1, min(-(-rows // bm), max_count[0], cfg.get("gridx", max_count[0]))), ny, geom.groups * nph)
+    return _Plan("ops/conv_coopmat.comp", defines, nt, geom.spec(), grid, flops=geom.flops())
+
+
 def plan(kind: str, geom: _Geom, has_bias: bool = False) -> _Plan:
     """The cached plan of a pass ('forward' also serves backward-input) on the open device."""
     dev = runtime.get().device
     raw = os.environ.get("VKBACKEND_CONV_CONFIG", "")
     if kind == "forward":
         return _plan_forward(geom, has_bias, _device_key(dev), raw)
+    if kind == "forward16":
+        return _plan_coopmat(geom, has_bias, _coopmat_key(dev), raw)
     return _plan_wgrad(geom, _device_key(dev), raw)
 
 
 # ----------------------------------------------------------------------------------------------
 # recording
 # ----------------------------------------------------------------------------------------------
+def _to32(a: Array | None) -> Array | None:
+    return None if a is None or a.dtype == dtypes.float32 else a.astype(dtypes.float32)
+
+
 def _record_forward(geom: _Geom, x: Array, w: Array, b: Array | None) -> Array:
-    y = Array.empty(geom.out_shape(), dtypes.float32)
+    rt = runtime.get()
+    half = x.dtype == dtypes.float16
+    cast = _parse_config(os.environ.get("VKBACKEND_CONV_CONFIG", ""))["f16"].get("path") == "cast"
+    if half and (cast or _coopmat_key(rt.device) is None):
+        # No cooperative matrices: the float32 kernels on widened copies, rounded back.
+        return _record_forward(geom, _to32(x), _to32(w), _to32(b)).astype(dtypes.float16)
+    y = Array.empty(geom.out_shape(), x.dtype)
     if y.size == 0:
         return y
-    rt = runtime.get()
-    p = plan("forward", geom, b is not None)
+    p = plan("forward16" if half else "forward", geom, b is not None)
     k = rt.kernel(p.shader, dict(p.defines), p.workgroup, p.spec)
     bb = b if b is not None else w
     push = [x.offset, w.offset, bb.offset, y.offset]
@@ -614,6 +692,8 @@ def _record_forward(geom: _Geom, x: Array, w: Array, b: Array | None) -> Array:
 
 
 def _record_wgrad(geom: _Geom, x: Array, g: Array, wshape: tuple) -> Array:
+    if x.dtype == dtypes.float16:  # float32 kernels on widened copies, rounded back
+        return _record_wgrad(geom, _to32(x), _to32(g), wshape).astype(dtypes.float16)
     if geom.n == 0:
         return zeros(wshape, dtypes.float32)
     dw = Array.empty(wshape, dtypes.float32)
@@ -633,6 +713,8 @@ def _record_wgrad(geom: _Geom, x: Array, g: Array, wshape: tuple) -> Array:
 
 
 def _record_bgrad(geom: _Geom, g: Array) -> Array:
+    if g.dtype == dtypes.float16:
+        return _record_bgrad(geom, _to32(g)).astype(dtypes.float16)
     if geom.n == 0:
         return zeros((geom.cout,), dtypes.float32)
     db = Array.empty((geom.cout,), dtypes.float32)
@@ -678,6 +760,7 @@ def conv_general(input, weight, stride=1, padding_lo=0, padding_hi=0, kernel_dil
     geom, _, _ = _general_geometry(fn, input, weight, stride, padding_lo, padding_hi, kernel_dilation,
                                    input_dilation, groups, flip)
     _check_bias(bias, geom.cout, fn)
+    _common_dtype(fn, input=input, weight=weight, bias=bias)
     return _record_forward(geom, _as_array(input), _as_array(weight),
                            None if bias is None else _as_array(bias))
 
@@ -685,6 +768,7 @@ def conv_general(input, weight, stride=1, padding_lo=0, padding_hi=0, kernel_dil
 def _forward(fn, geom, input, weight, bias, xshape, unbatched: bool) -> Array:
     """Check the bias, then record the forward pass (an unbatched input gets a batch of one)."""
     _check_bias(bias, geom.cout, fn)
+    _common_dtype(fn, input=input, weight=weight, bias=bias)
     x = _as_array(input)
     if unbatched:
         x = x.reshape(xshape)
@@ -775,6 +859,7 @@ def _vjp(fn, geom, xshape, wshape, input, weight, cotangent, input_grad, weight_
     gshape = _shape_of(cotangent, "cotangent", fn)
     if gshape != geom.out_shape():
         raise ValueError(f"{fn}: cotangent must have the output's shape {geom.out_shape()}, got {gshape}")
+    _common_dtype(fn, input=input, weight=weight, cotangent=cotangent)
     x, w, g = _as_array(input), _as_array(weight), _as_array(cotangent)
     dx = _record_forward(geom.backward_input(), g, w, None).reshape(xshape) if input_grad else None
     dw = _record_wgrad(geom, x, g, wshape) if weight_grad else None

@@ -409,6 +409,97 @@ def test_narrow_path(rng, case):
         close(got, ref_conv(x, w, **params) + b[(slice(None),) + (None,) * nd])
 
 
+# -- float16 ------------------------------------------------------------------------------------
+def _ref_vjp(x, w, g, stride, padding, dilation, groups):
+    """(dinput, dweight) in float64: dinput as the transposed convolution of g (a scatter),
+    dweight as the correlation of the padded input with g, window by window."""
+    nd = x.ndim - 2
+    stride, padding, dilation = (_tup(v, nd) for v in (stride, padding, dilation))
+    ksz, so = w.shape[2:], g.shape[2:]
+    op = tuple(si - ((o - 1) * s - 2 * p + d * (k - 1) + 1)
+               for si, o, s, p, d, k in zip(x.shape[2:], so, stride, padding, dilation, ksz))
+    dx = ref_conv_transpose(g, w, stride, padding, op, groups, dilation)
+    xp = np.pad(np.asarray(x, np.float64), [(0, 0), (0, 0)] + [(p, p) for p in padding])
+    g64 = np.asarray(g, np.float64)
+    co, cig = w.shape[:2]
+    cog = co // groups
+    dw = np.zeros(w.shape)
+    for gr in range(groups):
+        xs, gs = xp[:, gr * cig:(gr + 1) * cig], g64[:, gr * cog:(gr + 1) * cog]
+        for k in itertools.product(*map(range, ksz)):
+            window = tuple(slice(kk * d, kk * d + (o - 1) * s + 1, s) for kk, d, o, s in zip(k, dilation, so, stride))
+            patch = xs[(slice(None), slice(None)) + window]
+            dw[(slice(gr * cog, (gr + 1) * cog), slice(None)) + k] = np.einsum("nop,ncp->oc", gs.reshape(gs.shape[:2] + (-1,)),
+                                                                         patch.reshape(patch.shape[:2] + (-1,)))
+    return dx, dw
+
+
+def _half(rng, *shape, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(np.float16)
+
+
+def close16(got, ref):
+    """float16 results: float32 accumulation, then one rounding to float16 (2^-11 relative)."""
+    assert got.dtype == np.float16, got.dtype
+    close(got.astype(np.float64), ref, tol=2e-3)
+
+
+@pytest.mark.parametrize("case", [
+    # (x shape, w shape, stride, padding, dilation, groups): around the float16 kernel's tiles
+    # (128 rows, 16-128 channels, 32 reduction steps)
+    ((3, 8, 13, 11), (17, 8, 3, 3), 1, 1, 1, 1),       # 429 rows, 17 channels, K = 72
+    ((2, 33, 9, 9), (40, 33, 1, 1), 1, 0, 1, 1),       # 1x1, K = 33
+    ((2, 12, 7, 7), (12, 4, 3, 3), 2, 1, 1, 3),        # groups
+    ((2, 16, 37), (130, 16, 5), 1, 2, 2, 1),           # 130 channels: two tiles of 128
+    ((1, 4, 5, 6, 5), (8, 4, 3, 3, 3), 1, 1, 1, 1),    # 3-D
+    ((1, 3, 23, 23), (16, 3, 7, 7), 2, 3, 1, 1),       # a first layer
+])
+def test_float16_forward_and_vjp(rng, case):
+    """float16 in, float16 out: cooperative matrices where the device has them, else the float32
+    kernels on widened copies. The reference is float64 on the same (float16) values."""
+    xs, ws, stride, padding, dilation, groups = case
+    nd = len(xs) - 2
+    x, w, b = _half(rng, *xs), _half(rng, *ws, scale=0.3), _half(rng, ws[0])
+    params = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
+    y = getattr(vk, f"conv{nd}d")(vk.asarray(x), vk.asarray(w), vk.asarray(b), **params)
+    close16(y.numpy(), ref_conv(x, w, **params) + b.astype(np.float64)[(slice(None),) + (None,) * nd])
+    g = _half(rng, *y.shape)
+    dx, dw = vk.conv_vjp(x, w, g, **params)
+    ref_dx, ref_dw = _ref_vjp(x, w, g, **params)
+    close16(dx.numpy(), ref_dx)
+    close16(dw.numpy(), ref_dw)
+
+
+def test_float16_transposed_and_general(rng):
+    x, wt = _half(rng, 2, 6, 5, 7), _half(rng, 6, 5, 3, 3, scale=0.3)
+    got = vk.conv_transpose2d(x, wt, stride=2, padding=1, output_padding=1)
+    close16(got.numpy(), ref_conv_transpose(x, wt, stride=2, padding=1, output_padding=1))
+    w = _half(rng, 9, 6, 3, 2, scale=0.3)
+    kw = dict(stride=(1, 2), padding_lo=(2, 0), padding_hi=(0, 1), kernel_dilation=(1, 2),
+              input_dilation=(2, 1), flip=True)
+    got = vk.conv_general(x, w, **kw)
+    close16(got.numpy(), ref_conv_general(x, w, kw["stride"], kw["padding_lo"], kw["padding_hi"],
+                                          kw["kernel_dilation"], kw["input_dilation"], 1, True))
+
+
+def test_float16_plan_uses_cooperative_matrices_where_the_device_has_them():
+    dev = vk.device()
+    geom = conv_mod._geometry("t", (2, 16, 8, 8), (24, 16, 3, 3), 2, (1, 1), (1, 1), (1, 1), (1, 1), (1, 1),
+                              1, False, False)
+    key = conv_mod._coopmat_key(dev)
+    if dev.has_cooperative_matrix(16, 16, 16) and conv_mod._COOPMAT_FEATURES <= dev.features:
+        assert key is not None or dev.min_subgroup_size != dev.max_subgroup_size
+    else:
+        assert key is None  # and the float32 kernels run instead (the test above)
+    # The planner itself, for an H100-like key (no GPU work).
+    pl = conv_mod._plan_coopmat(geom, True, _h100_key(), "")
+    d = dict(pl.defines)
+    assert pl.shader == "ops/conv_coopmat.comp" and (d["BM"], d["BN"], d["BK"]) == (128, 32, 32)
+    assert pl.workgroup == d["SG_M"] * d["SG_N"] * 32 == 256 and d["HAS_BIAS"] == 1
+    with pytest.raises(ValueError, match="float16 plan"):
+        conv_mod._plan_coopmat(geom, False, _h100_key(), "f16.BM=48")
+
+
 def _h100_key():
     return ("NVIDIA H100 80GB HBM3", False, 49152, 1024, (2147483647, 65535, 65535), 32, 32)
 
@@ -513,6 +604,8 @@ def test_bad_inputs_raise_before_gpu_work(rng):
         (ValueError, "groups", lambda: vk.conv_transpose2d(x, wt, groups=3)),
         (ValueError, "cotangent", lambda: vk.conv_vjp(x, w, g[:1])),
         (TypeError, "cotangent", lambda: vk.conv_vjp(x, w, x_int)),
+        (TypeError, "weight float16", lambda: vk.conv2d(x, np.ones((6, 4, 3, 3), np.float16))),
+        (TypeError, "bias float16", lambda: vk.conv2d(x, w, np.ones(6, np.float16))),
         (ValueError, "stride", lambda: vk.conv_vjp(x, w, g, stride=0)),
     ]
     for exc, word, call in cases:

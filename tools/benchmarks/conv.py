@@ -1,4 +1,5 @@
-"""float32 2-D convolution: forward, backward-input and backward-weight against cuDNN (TF32 off).
+"""2-D convolution, float32 and float16: forward, backward-input and backward-weight against cuDNN
+(TF32 off for float32; float16 on tensor cores, ours through VK_KHR_cooperative_matrix).
 
 Shapes (N, C_in, H=W, k, C_out, stride, padding): ResNet-like 3x3 layers, a 7x7 stride-2 first
 layer and a 1x1. Metric: ms and TFLOP/s of 2 * N * C_out * H_out * W_out * C_in/groups * kH * kW
@@ -36,9 +37,13 @@ PASSES = ("forward", "backward_input", "backward_weight")
 def cases(quick: bool) -> list[dict]:
     shapes = list(SHAPES)[:2] if quick else list(SHAPES)
     out = [{"name": f"{s} {p}", "shape": s, "pass": p} for s in shapes for p in PASSES]
+    out += [{"name": f"{s} {p} f16", "shape": s, "pass": p, "dtype": "float16"} for s in shapes for p in PASSES]
     sweep = [c.strip() for c in os.environ.get("VKBACKEND_CONV_SWEEP", "").split(";") if c.strip()]
     for cfg in sweep:
-        out += [{"name": f"{s} {p} [{cfg}]", "shape": s, "pass": p, "config": cfg} for s in shapes for p in PASSES]
+        # f16.* keys tune the float16 kernel: those configs run the float16 cases only.
+        kinds = ("float16",) if cfg.startswith("f16.") else ("float32",)
+        out += [{"name": f"{s} {p}{' f16' if d == 'float16' else ''} [{cfg}]", "shape": s, "pass": p,
+                 "config": cfg, "dtype": d} for d in kinds for s in shapes for p in PASSES]
     return out
 
 
@@ -54,13 +59,15 @@ def _flops(case) -> float:
 
 
 def _data(case):
+    """x, w, g in the case's dtype."""
     import numpy as np
     n, c, h, k, co, s, p, ho = _dims(case)
     rng = np.random.default_rng(0)
     x = rng.standard_normal((n, c, h, h), dtype=np.float32)
     w = (rng.standard_normal((co, c, k, k), dtype=np.float32) / np.sqrt(c * k * k)).astype(np.float32)
     g = rng.standard_normal((n, co, ho, ho), dtype=np.float32)
-    return x, w, g
+    dt = np.dtype(case.get("dtype", "float32"))
+    return x.astype(dt), w.astype(dt), g.astype(dt)
 
 
 def _sample_error(case, x, w, g, got) -> float:
@@ -68,7 +75,8 @@ def _sample_error(case, x, w, g, got) -> float:
     import numpy as np
     n, c, h, k, co, s, p, ho = _dims(case)
     rng = np.random.default_rng(1)
-    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (p, p), (p, p)))
+    x, w, g, got = (a.astype(np.float64) for a in (x, w, g, got))
+    xp = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)))
     errs = []
     for _ in range(16):
         if case["pass"] == "forward":
@@ -109,12 +117,15 @@ def run_vk(case: dict) -> dict:
         vx, vw, vg = vk.asarray(x), vk.asarray(w), vk.asarray(g)
         geom = C._geometry("bench", x.shape, w.shape, 2, (s, s), (p, p), (p, p), (1, 1), (1, 1), 1, False, False)
         kind = case["pass"]
+        coop = case.get("dtype") == "float16" and C._coopmat_key(vk.device()) is not None and \
+            C._parse_config(os.environ.get("VKBACKEND_CONV_CONFIG", ""))["f16"].get("path") != "cast"
+        fwd = "forward16" if coop else "forward"
         if kind == "forward":
             fn = lambda: vk.conv2d(vx, vw, stride=s, padding=p)  # noqa: E731
-            pl = C.plan("forward", geom)
+            pl = C.plan(fwd, geom)
         elif kind == "backward_input":
             fn = lambda: vk.conv_vjp(vx, vw, vg, stride=s, padding=p, weight_grad=False)[0]  # noqa: E731
-            pl = C.plan("forward", geom.backward_input())
+            pl = C.plan(fwd, geom.backward_input())
         else:
             fn = lambda: vk.conv_vjp(vx, vw, vg, stride=s, padding=p, input_grad=False)[1]  # noqa: E731
             pl = C.plan("wgrad", geom)
@@ -124,6 +135,8 @@ def run_vk(case: dict) -> dict:
         repeats = max(3, min(50, int(2e11 / _flops(case))))
         ms = time_vk(fn, repeats=repeats)
         plan = f"{pl.shader.split('/')[-1]} {dict(pl.defines)} wg={pl.workgroup} grid={pl.grid}"
+        if case.get("dtype") == "float16" and pl.shader != "ops/conv_coopmat.comp":
+            plan = "float32 kernels on float16 widened and rounded back: " + plan
         if pl.splits > 1:
             plan += f" splits={pl.splits}"
         return {"ms": ms, "tflops": tflops(_flops(case), ms), "max_rel_err": err, "plan": plan}
@@ -144,7 +157,7 @@ def run_torch(case: dict) -> dict:
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.benchmark = True
     n, c, h, k, co, s, p, ho = _dims(case)
-    x, w, g = (torch.from_numpy(a).cuda() for a in _data(case))
+    x, w, g = (torch.from_numpy(a).cuda() for a in _data(case))  # float16 runs on tensor cores
     kind = case["pass"]
     if kind == "forward":
         fn = lambda: F.conv2d(x, w, stride=s, padding=p)  # noqa: E731
