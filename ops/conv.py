@@ -599,6 +599,7 @@ def _plan_wgrad(geom: _Geom, devkey: tuple, cfg_raw: str) -> _Plan:
     return _Plan("ops/conv_wgrad.comp", defines, nt, geom.spec(split_steps, splits), grid, splits, geom.flops())
 
 
+_COOPMAT_MIN_COG = 16  # output channels per group below which float16 takes the float32 kernels
 _COOPMAT_FEATURES = frozenset({"cooperativeMatrix", "shaderFloat16", "storageBuffer16BitAccess",
                                "vulkanMemoryModel"})
 
@@ -616,7 +617,8 @@ def _coopmat_key(dev) -> tuple | None:
 @functools.lru_cache(maxsize=256)
 def _plan_coopmat(geom: _Geom, has_bias: bool, devkey: tuple, cfg_raw: str) -> _Plan:
     """conv_coopmat.comp: BM x BN tiles (BN the power of two >= the group's output channels,
-    16 to 128), 8 subgroups, BK = 32."""
+    16 to 128), 8 subgroups, BK = 16 (H100, against 32: 65 TFLOP/s against 50 for the forward
+    n32 c64 56x56 3x3, 21 against 16 for a 7x7 first layer; 50 against 55 for n8 c256 28x28)."""
     cfg = _parse_config(cfg_raw)["f16"]
     _, _, max_shared, max_inv, max_count, sgs, _ = devkey
     nph = _phases(geom, cfg)
@@ -625,7 +627,7 @@ def _plan_coopmat(geom: _Geom, has_bias: bool, devkey: tuple, cfg_raw: str) -> _
     rows = geom.n * math.prod(-(-o // i) for o, i in zip(geom.so, geom.id)) if nph > 1 else geom.rows
     kp = math.prod(-(-k // i) for k, i in zip(geom.k, geom.id)) if nph > 1 else geom.kp
     bn = cfg.get("BN", min(128, max(16, 1 << (geom.cog - 1).bit_length())))
-    bm, bk = cfg.get("BM", 128), cfg.get("BK", 32)
+    bm, bk = cfg.get("BM", 128), cfg.get("BK", 16)
     sgn = cfg.get("SGN", max(1, min(4, bn // 32)))
     sgm = cfg.get("SGM", max(1, 8 // sgn))
     nt = sgm * sgn * sgs
@@ -675,8 +677,10 @@ def _record_forward(geom: _Geom, x: Array, w: Array, b: Array | None) -> Array:
     rt = runtime.get()
     half = x.dtype == dtypes.float16
     cast = _parse_config(os.environ.get("VKBACKEND_CONV_CONFIG", ""))["f16"].get("path") == "cast"
-    if half and (cast or _coopmat_key(rt.device) is None):
-        # No cooperative matrices: the float32 kernels on widened copies, rounded back.
+    if half and (cast or _coopmat_key(rt.device) is None or geom.cog < _COOPMAT_MIN_COG):
+        # No cooperative matrices (or a GEMM too narrow for 16-wide fragments: the first layer's
+        # backward-input ran at 2.9 TFLOP/s on them, 7.3 in the narrow float32 kernel): the
+        # float32 kernels on widened copies, rounded back.
         return _record_forward(geom, _to32(x), _to32(w), _to32(b)).astype(dtypes.float16)
     y = Array.empty(geom.out_shape(), x.dtype)
     if y.size == 0:

@@ -449,7 +449,9 @@ def close16(got, ref):
     # (128 rows, 16-128 channels, 32 reduction steps)
     ((3, 8, 13, 11), (17, 8, 3, 3), 1, 1, 1, 1),       # 429 rows, 17 channels, K = 72
     ((2, 33, 9, 9), (40, 33, 1, 1), 1, 0, 1, 1),       # 1x1, K = 33
-    ((2, 12, 7, 7), (12, 4, 3, 3), 2, 1, 1, 3),        # groups
+    ((2, 12, 7, 7), (12, 4, 3, 3), 2, 1, 1, 3),        # groups of 4 channels (float32 kernels)
+    ((1, 32, 6, 6), (32, 16, 3, 3), 1, 1, 1, 2),       # groups of 16 channels
+    ((2, 16, 9, 9), (24, 16, 3, 3), 2, 1, 1, 1),       # backward-input split by phase
     ((2, 16, 37), (130, 16, 5), 1, 2, 2, 1),           # 130 channels: two tiles of 128
     ((1, 4, 5, 6, 5), (8, 4, 3, 3, 3), 1, 1, 1, 1),    # 3-D
     ((1, 3, 23, 23), (16, 3, 7, 7), 2, 3, 1, 1),       # a first layer
@@ -494,7 +496,7 @@ def test_float16_plan_uses_cooperative_matrices_where_the_device_has_them():
     # The planner itself, for an H100-like key (no GPU work).
     pl = conv_mod._plan_coopmat(geom, True, _h100_key(), "")
     d = dict(pl.defines)
-    assert pl.shader == "ops/conv_coopmat.comp" and (d["BM"], d["BN"], d["BK"]) == (128, 32, 32)
+    assert pl.shader == "ops/conv_coopmat.comp" and (d["BM"], d["BN"], d["BK"]) == (128, 32, 16)
     assert pl.workgroup == d["SG_M"] * d["SG_N"] * 32 == 256 and d["HAS_BIAS"] == 1
     with pytest.raises(ValueError, match="float16 plan"):
         conv_mod._plan_coopmat(geom, False, _h100_key(), "f16.BM=48")
