@@ -617,8 +617,10 @@ def _coopmat_key(dev) -> tuple | None:
 @functools.lru_cache(maxsize=256)
 def _plan_coopmat(geom: _Geom, has_bias: bool, devkey: tuple, cfg_raw: str) -> _Plan:
     """conv_coopmat.comp: BM x BN tiles (BN the power of two >= the group's output channels,
-    16 to 128), 8 subgroups, BK = 16 (H100, against 32: 65 TFLOP/s against 50 for the forward
-    n32 c64 56x56 3x3, 21 against 16 for a 7x7 first layer; 50 against 55 for n8 c256 28x28)."""
+    16 to 64), 8 subgroups, BK = 16. H100 sweeps: BK 16 against 32: 65 TFLOP/s against 50 for
+    the forward n32 c64 56x56 3x3, 21 against 16 for a 7x7 first layer (50 against 55 for n8 c256
+    28x28); BN 64 against 128: 35 against 24 for a 1x1 with 128 channels, 51 against 50 for
+    n8 c256; BM 256 or 64 lost everywhere (53 and 46 for n32 c64)."""
     cfg = _parse_config(cfg_raw)["f16"]
     _, _, max_shared, max_inv, max_count, sgs, _ = devkey
     nph = _phases(geom, cfg)
@@ -626,7 +628,7 @@ def _plan_coopmat(geom: _Geom, has_bias: bool, devkey: tuple, cfg_raw: str) -> _
         nph = 1
     rows = geom.n * math.prod(-(-o // i) for o, i in zip(geom.so, geom.id)) if nph > 1 else geom.rows
     kp = math.prod(-(-k // i) for k, i in zip(geom.k, geom.id)) if nph > 1 else geom.kp
-    bn = cfg.get("BN", min(128, max(16, 1 << (geom.cog - 1).bit_length())))
+    bn = cfg.get("BN", min(64, max(16, 1 << (geom.cog - 1).bit_length())))
     bm, bk = cfg.get("BM", 128), cfg.get("BK", 16)
     sgn = cfg.get("SGN", max(1, min(4, bn // 32)))
     sgm = cfg.get("SGM", max(1, 8 // sgn))
