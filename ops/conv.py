@@ -1,7 +1,8 @@
 """N-d convolution, forward and both backward passes, by implicit GEMM on Vulkan compute.
 
 torch.nn.functional's signatures and layout: input (N, C_in, *spatial), weight (C_out, C_in/groups,
-*kernel) for convN and (C_in, C_out/groups, *kernel) for conv_transposeN; float32 only.
+*kernel) for convN and (C_in, C_out/groups, *kernel) for conv_transposeN; float32, or float16
+(all operands alike; float16 out, float32 accumulation).
 
 Everything is one general convolution (as MLX's conv_general): stride, low/high padding (negative
 crops), kernel dilation, input dilation (zeros inserted between input elements), groups and flip
@@ -22,6 +23,10 @@ Kernels (shaders/ops/):
   conv_wgrad.comp   backward-weight: (input channel, tap) x output channels over (batch, output
                     position), the reduction split across workgroups into partial sums.
   conv_reduce.comp  the split partial sums, and the bias gradient.
+  conv_coopmat.comp float16 forward (and backward-input): conv_gemm's GEMM and gathers on
+                    VK_KHR_cooperative_matrix 16x16x16 fragments, float32 accumulation; where the
+                    device lacks them, or below 16 output channels per group, float16 runs the
+                    float32 kernels on widened copies (as does float16 backward-weight).
 Backward-input is a forward convolution of the cotangent: the flipped, channel-transposed weight,
 input dilation = the forward stride, stride = the forward input dilation. Where input dilation
 meets stride 1 (backward-input of a strided convolution, a transposed convolution), conv_gemm
