@@ -680,11 +680,16 @@ def _to32(a: Array | None) -> Array | None:
     return None if a is None or a.dtype == dtypes.float32 else a.astype(dtypes.float32)
 
 
+def uses_coopmat(geom: _Geom) -> bool:
+    """Whether a float16 forward pass of geom runs conv_coopmat.comp (else the float32 kernels)."""
+    cast = _parse_config(os.environ.get("VKBACKEND_CONV_CONFIG", ""))["f16"].get("path") == "cast"
+    return not cast and geom.cog >= _COOPMAT_MIN_COG and _coopmat_key(runtime.get().device) is not None
+
+
 def _record_forward(geom: _Geom, x: Array, w: Array, b: Array | None) -> Array:
     rt = runtime.get()
     half = x.dtype == dtypes.float16
-    cast = _parse_config(os.environ.get("VKBACKEND_CONV_CONFIG", ""))["f16"].get("path") == "cast"
-    if half and (cast or _coopmat_key(rt.device) is None or geom.cog < _COOPMAT_MIN_COG):
+    if half and not uses_coopmat(geom):
         # No cooperative matrices (or a GEMM too narrow for 16-wide fragments: the first layer's
         # backward-input ran at 2.9 TFLOP/s on them, 7.3 in the narrow float32 kernel): the
         # float32 kernels on widened copies, rounded back.

@@ -117,15 +117,14 @@ def run_vk(case: dict) -> dict:
         vx, vw, vg = vk.asarray(x), vk.asarray(w), vk.asarray(g)
         geom = C._geometry("bench", x.shape, w.shape, 2, (s, s), (p, p), (p, p), (1, 1), (1, 1), 1, False, False)
         kind = case["pass"]
-        coop = case.get("dtype") == "float16" and C._coopmat_key(vk.device()) is not None and \
-            C._parse_config(os.environ.get("VKBACKEND_CONV_CONFIG", ""))["f16"].get("path") != "cast"
-        fwd = "forward16" if coop else "forward"
+        half = case.get("dtype") == "float16"
+        fwd = lambda gm: C.plan("forward16" if half and C.uses_coopmat(gm) else "forward", gm)  # noqa: E731
         if kind == "forward":
             fn = lambda: vk.conv2d(vx, vw, stride=s, padding=p)  # noqa: E731
-            pl = C.plan(fwd, geom)
+            pl = fwd(geom)
         elif kind == "backward_input":
             fn = lambda: vk.conv_vjp(vx, vw, vg, stride=s, padding=p, weight_grad=False)[0]  # noqa: E731
-            pl = C.plan(fwd, geom.backward_input())
+            pl = fwd(geom.backward_input())
         else:
             fn = lambda: vk.conv_vjp(vx, vw, vg, stride=s, padding=p, input_grad=False)[1]  # noqa: E731
             pl = C.plan("wgrad", geom)
