@@ -292,7 +292,7 @@ def _conv_params(fn, nd, wshape, stride, padding, dilation):
 _KEYS = {"path", "gather", "phased", "BM", "BN", "BK", "TM", "TN", "splits", "gridx", "RT", "NN", "KC", "CU", "WG",
          "SGM", "SGN"}
 _KINDS = ("fwd", "wgrad", "f16")
-_WORDS = {"path": ("gemm", "direct", "narrow", "coopmat", "cast"), "gather": ("uniform", "flat", "table")}
+_WORDS = {"path": ("gemm", "direct", "narrow", "coopmat", "packed", "cast"), "gather": ("uniform", "flat", "table")}
 
 
 @functools.lru_cache(maxsize=16)
@@ -619,13 +619,28 @@ def _coopmat_key(dev) -> tuple | None:
     return _device_key(dev)
 
 
+_PACKED = "ops/conv_coopmat_packed.comp"
+_PACK = "ops/conv_pack.comp"
+
+
+def _packs_well(geom: _Geom, kp: int) -> bool:
+    """Whether the channels-last kernel pays for its packing: channels are padded to a multiple of
+    8, which costs little from 16 channels per group on (first layers gather instead), and with
+    one tap the gathering kernel's loads are as contiguous (H100, 1x1 with 128 channels: 35
+    TFLOP/s gathering, 23 packed)."""
+    return kp > 1 and (geom.cig % 8 == 0 or geom.cig >= 16)
+
+
 @functools.lru_cache(maxsize=256)
 def _plan_coopmat(geom: _Geom, has_bias: bool, devkey: tuple, cfg_raw: str) -> _Plan:
-    """conv_coopmat.comp: BM x BN tiles (BN the power of two >= the group's output channels,
-    16 to 64), 8 subgroups, BK = 16. H100 sweeps: BK 16 against 32: 65 TFLOP/s against 50 for
-    the forward n32 c64 56x56 3x3, 21 against 16 for a 7x7 first layer (50 against 55 for n8 c256
-    28x28); BN 64 against 128: 35 against 24 for a 1x1 with 128 channels, 51 against 50 for
-    n8 c256; BM 256 or 64 lost everywhere (53 and 46 for n32 c64)."""
+    """float16 on cooperative matrices: conv_coopmat_packed.comp on channels-last copies
+    (conv_pack.comp) where the channels per group allow (_packs_well), else conv_coopmat.comp,
+    which gathers halves from the original layout. BM x BN tiles (BN the power of two >= the
+    group's output channels, 16 to 64), 8 subgroups.
+    conv_coopmat.comp, H100 sweeps: BK 16 against 32: 65 TFLOP/s against 50 for the forward
+    n32 c64 56x56 3x3, 21 against 16 for a 7x7 first layer (50 against 55 for n8 c256 28x28);
+    BN 64 against 128: 35 against 24 for a 1x1 with 128 channels, 51 against 50 for n8 c256;
+    BM 256 or 64 lost everywhere (53 and 46 for n32 c64)."""
     cfg = _parse_config(cfg_raw)["f16"]
     _, _, max_shared, max_inv, max_count, sgs, _ = devkey
     nph = _phases(geom, cfg)
@@ -633,25 +648,37 @@ def _plan_coopmat(geom: _Geom, has_bias: bool, devkey: tuple, cfg_raw: str) -> _
         nph = 1
     rows = geom.n * math.prod(-(-o // i) for o, i in zip(geom.so, geom.id)) if nph > 1 else geom.rows
     kp = math.prod(-(-k // i) for k, i in zip(geom.k, geom.id)) if nph > 1 else geom.kp
-    bn = cfg.get("BN", min(64, max(16, 1 << (geom.cog - 1).bit_length())))
-    bm, bk = cfg.get("BM", 128), cfg.get("BK", 16)
+    packed = cfg.get("path", "packed" if _packs_well(geom, kp) else "coopmat") == "packed"
+    # The packing grid: (positions / 64, groups x channel tiles, batch).
+    if packed and (geom.n > max_count[2] or geom.groups * -(-geom.cig // 64) > max_count[1]):
+        packed = False
+    # H100, n8 c256 28x28 3x3 forward, packed: 128 x 128 tiles of 2 x 4 subgroups 86 TFLOP/s,
+    # 128 x 64 of 4 x 2 64.
+    widest = 128 if packed and geom.cog >= 128 else 64
+    bn = cfg.get("BN", min(widest, max(16, 1 << (geom.cog - 1).bit_length())))
+    bm, bk = cfg.get("BM", 128), cfg.get("BK", 32 if packed else 16)
     sgn = cfg.get("SGN", max(1, min(4, bn // 32)))
     sgm = cfg.get("SGM", max(1, 8 // sgn))
     nt = sgm * sgn * sgs
-    shared = 2 * bk * (bm + 8) * 2 + 2 * bn * (bk + 8) * 2 + sgm * sgn * 1024
+    if packed:
+        shared = 2 * bm * (bk // 8 + 1) * 16 + 2 * bk * (bn // 8 + 1) * 16 + sgm * sgn * 1024
+        loader_ok = nt % (bk // 8) == 0
+    else:
+        shared = 2 * bk * (bm + 8) * 2 + 2 * bn * (bk + 8) * 2 + sgm * sgn * 1024
+        loader_ok = nt % bm == 0 and bk % (nt // bm) == 0 if nt >= bm else bm % nt == 0
     if not (all(v % 16 == 0 for v in (bm, bn, bk)) and bm % (16 * sgm) == 0 and bn % (16 * sgn) == 0
-            and nt <= max_inv and shared <= max_shared
-            and (nt % bm == 0 and bk % (nt // bm) == 0 if nt >= bm else bm % nt == 0)):
+            and nt <= max_inv and shared <= max_shared and loader_ok):
         raise ValueError(f"conv float16 plan BM={bm} BN={bn} BK={bk} SGM={sgm} SGN={sgn}: need multiples of "
                          f"16 split evenly over the subgroups, at most {max_inv} invocations and "
                          f"{max_shared} bytes of shared memory (this needs {nt} and {shared})")
-    gather, _ = _gather(geom, cfg, nph, kp, bk)
-    gather = "flat" if gather == "table" else gather
-    _, wj, wc = geom.wstrides
-    j_fast = wj < wc if gather == "uniform" else wj == 1
     defines = (("BM", bm), ("BN", bn), ("BK", bk), ("SG_M", sgm), ("SG_N", sgn), ("SGS", sgs),
-               ("GATHER", {"flat": 0, "uniform": 1}[gather]), ("B_J_FAST", int(j_fast)),
                ("HAS_BIAS", int(has_bias)))
+    if not packed:
+        gather, _ = _gather(geom, cfg, nph, kp, bk)
+        gather = "flat" if gather == "table" else gather
+        _, wj, wc = geom.wstrides
+        j_fast = wj < wc if gather == "uniform" else wj == 1
+        defines += (("GATHER", {"flat": 0, "uniform": 1}[gather]), ("B_J_FAST", int(j_fast)))
     if nph > 1:
         defines += (("PHASED", 1),)
     ny = -(-geom.cog // bn)
@@ -659,7 +686,8 @@ def _plan_coopmat(geom: _Geom, has_bias: bool, devkey: tuple, cfg_raw: str) -> _
         raise ValueError(f"conv float16: {ny} x {geom.groups * nph} channel tiles exceed the device's "
                          f"dispatch limits {max_count[1:]}")
     grid = (max(1, min(-(-rows // bm), max_count[0], cfg.get("gridx", max_count[0]))), ny, geom.groups * nph)
-    return _Plan("ops/conv_coopmat.comp", defines, nt, geom.spec(), grid, flops=geom.flops())
+    return _Plan(_PACKED if packed else "ops/conv_coopmat.comp", defines, nt, geom.spec(), grid,
+                 flops=geom.flops())
 
 
 def plan(kind: str, geom: _Geom, has_bias: bool = False) -> _Plan:
@@ -681,7 +709,8 @@ def _to32(a: Array | None) -> Array | None:
 
 
 def uses_coopmat(geom: _Geom) -> bool:
-    """Whether a float16 forward pass of geom runs conv_coopmat.comp (else the float32 kernels)."""
+    """Whether a float16 forward pass of geom runs on cooperative matrices (conv_coopmat*.comp;
+    else the float32 kernels on widened copies)."""
     cast = _parse_config(os.environ.get("VKBACKEND_CONV_CONFIG", ""))["f16"].get("path") == "cast"
     return not cast and geom.cog >= _COOPMAT_MIN_COG and _coopmat_key(runtime.get().device) is not None
 
@@ -699,12 +728,36 @@ def _record_forward(geom: _Geom, x: Array, w: Array, b: Array | None) -> Array:
         return y
     p = plan("forward16" if half else "forward", geom, b is not None)
     k = rt.kernel(p.shader, dict(p.defines), p.workgroup, p.spec)
+    if p.shader == _PACKED:
+        x, w = _pack_input(geom, x), _pack_weight(geom, w)
     bb = b if b is not None else w
     push = [x.offset, w.offset, bb.offset, y.offset]
     if p.shader == "ops/conv_direct.comp":
         push.append(y.size)
     k([x.buffer, w.buffer, bb.buffer, y.buffer], push, p.grid)
     return y
+
+
+def _pack_input(geom: _Geom, x: Array) -> Array:
+    """x (float16, N x C_in x spatial) channels-last for conv_coopmat_packed.comp (conv_pack.comp)."""
+    rt = runtime.get()
+    cigp = -(-geom.cig // 8) * 8
+    si = math.prod(geom.si)
+    xp = Array.empty((geom.n * si * geom.groups * cigp,), dtypes.float16)
+    k = rt.kernel(_PACK, {"PACK_X": 1}, 256, geom.spec())
+    k([x.buffer, xp.buffer], [x.offset, xp.offset], (-(-si // 64), geom.groups * -(-cigp // 64), geom.n))
+    return xp
+
+
+def _pack_weight(geom: _Geom, w: Array) -> Array:
+    """The weight (read through geom's strides) as [group][tap][C_in/groups][C_out/groups], both
+    channel counts padded to multiples of 8, for conv_coopmat_packed.comp (conv_pack.comp)."""
+    rt = runtime.get()
+    vectors = geom.groups * geom.kp * -(-geom.cig // 8) * 8 * -(-geom.cog // 8)
+    wp = Array.empty((8 * vectors,), dtypes.float16)
+    k = rt.kernel(_PACK, {"PACK_W": 1}, 256, geom.spec())
+    k([w.buffer, wp.buffer], [w.offset, wp.offset], (max(1, min(groups_for(vectors, 256), 4096)),))
+    return wp
 
 
 def _record_wgrad(geom: _Geom, x: Array, g: Array, wshape: tuple) -> Array:

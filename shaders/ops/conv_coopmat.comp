@@ -58,7 +58,8 @@
 // @variants BM=64 BN=64 BK=16 SG_M=2 SG_N=2 GATHER=1
 
 #define ELEM float16_t
-#define NTHREADS (SG_M * SG_N * SGS)
+#define NSUBGROUPS (SG_M * SG_N)
+#define NTHREADS (NSUBGROUPS * SGS)
 #define WTM (BM / SG_M)        // rows of one subgroup's block
 #define WTN (BN / SG_N)        // columns of one subgroup's block
 #define FM (WTM / 16)
@@ -84,10 +85,10 @@ layout(std430, binding = 3) writeonly buffer Y { float16_t y_[]; };
 
 shared float16_t As[2 * A_TILE];
 shared float16_t Bs[2 * B_TILE];
-shared float Cs[SG_M * SG_N * 256];  // one 16 x 16 accumulator per subgroup, for the epilogue
 
 #include "ops/conv_gemm_view.glsl"
 #include "ops/conv_gather.glsl"
+#include "ops/conv_coopmat_epilogue.glsl"
 
 void store_tiles(int buf, int t, int la_m, int la_k) {
     UNROLL for (int r = 0; r < RA; ++r) {
@@ -104,8 +105,6 @@ void store_tiles(int buf, int t, int la_m, int la_k) {
         }
     }
 }
-
-#define ACC coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
 
 void main() {
     const int t = int(gl_LocalInvocationIndex);
@@ -139,8 +138,12 @@ void main() {
             row_x[r] = m < G_ROWS ? pc.x_off + (n * CIN + g * CIG) * SI : -1;
         }
 
+        const int lane = t % SGS;
         ACC acc[FM * FN];
-        UNROLL for (int i = 0; i < FM * FN; ++i) acc[i] = ACC(0.0);
+        UNROLL for (int j = 0; j < FN; ++j) {
+            ACC c = start_fragment(sg, lane, j0 + sn * WTN + j * 16, g);
+            UNROLL for (int i = 0; i < FM; ++i) acc[i * FN + j] = c;
+        }
 
         if (nsteps > 0) {
             load_a(0, la_k);
@@ -171,29 +174,8 @@ void main() {
             barrier();
         }
 
-        // Epilogue: each accumulator through this subgroup's 16 x 16 scratch (column-major: 16
-        // consecutive lanes write 16 consecutive output positions of one channel).
-        const int lane = t % SGS;
-        UNROLL for (int i = 0; i < FM; ++i) {
-            UNROLL for (int j = 0; j < FN; ++j) {
-                coopMatStore(acc[i * FN + j], Cs, sg * 256, 16, gl_CooperativeMatrixLayoutColumnMajor);
-                subgroupMemoryBarrierShared();
-                subgroupBarrier();
-                UNROLL for (int e = lane; e < 256; e += SGS) {
-                    int m = m0 + sm * WTM + i * 16 + (e & 15);
-                    int jj = j0 + sn * WTN + j * 16 + (e >> 4);
-                    if (m < G_ROWS && jj < COG) {
-                        int co = g * COG + jj;
-                        float v = Cs[sg * 256 + e];
-#if HAS_BIAS
-                        v += float(b_[pc.b_off + co]);
-#endif
-                        int n = m / G_SO;
-                        y_[pc.y_off + (n * COUT + co) * SO + out_pos(m - n * G_SO)] = float16_t(v);
-                    }
-                }
-                subgroupBarrier();  // the scratch is read before the next store overwrites it
-            }
-        }
+        UNROLL for (int i = 0; i < FM; ++i)
+            UNROLL for (int j = 0; j < FN; ++j)
+                store_fragment(acc[i * FN + j], sg, lane, m0 + sm * WTM + i * 16, j0 + sn * WTN + j * 16, g);
     }
 }

@@ -448,6 +448,7 @@ def close16(got, ref):
     # (x shape, w shape, stride, padding, dilation, groups): around the float16 kernel's tiles
     # (128 rows, 16-128 channels, 32 reduction steps)
     ((3, 8, 13, 11), (17, 8, 3, 3), 1, 1, 1, 1),       # 429 rows, 17 channels, K = 72
+    ((2, 24, 8, 8), (32, 24, 3, 3), 1, 1, 1, 1),       # 64 positions: whole fragments stored directly
     ((2, 33, 9, 9), (40, 33, 1, 1), 1, 0, 1, 1),       # 1x1, K = 33
     ((2, 12, 7, 7), (12, 4, 3, 3), 2, 1, 1, 3),        # groups of 4 channels (float32 kernels)
     ((1, 32, 6, 6), (32, 16, 3, 3), 1, 1, 1, 2),       # groups of 16 channels
@@ -470,6 +471,54 @@ def test_float16_forward_and_vjp(rng, case):
     ref_dx, ref_dw = _ref_vjp(x, w, g, **params)
     close16(dx.numpy(), ref_dx)
     close16(dw.numpy(), ref_dw)
+
+
+@pytest.mark.parametrize("config", ["f16.path=coopmat", "f16.BM=64,f16.BN=32,f16.BK=64,f16.SGM=2,f16.SGN=2"])
+def test_float16_kernel_configs(rng, monkeypatch, config):
+    """The cooperative-matrix kernels' other configurations (the gathering kernel on wide
+    channels; small tiles with long steps), forward and both backward
+    passes; 9 reduction steps of 32 (odd) forward, 3 x 3 phased ones backward. Where the device
+    has no cooperative matrices the float32 kernels run, as in the test above."""
+    monkeypatch.setenv("VKBACKEND_CONV_CONFIG", config)
+    x, w = _half(rng, 2, 24, 11, 9), _half(rng, 40, 24, 3, 3, scale=0.3)
+    params = dict(stride=2, padding=1, dilation=1, groups=1)
+    close16(vk.conv2d(x, w, **params).numpy(), ref_conv(x, w, **params))
+    g = _half(rng, 2, 40, 6, 5)
+    dx, dw = vk.conv_vjp(x, w, g, **params)
+    ref_dx, ref_dw = _ref_vjp(x, w, g, **params)
+    close16(dx.numpy(), ref_dx)
+    close16(dw.numpy(), ref_dw)
+
+
+@pytest.mark.parametrize("xs,ws,groups", [
+    ((2, 12, 9, 7), (16, 12, 3, 3), 1),        # 63 positions, 12 channels padded to 16
+    ((1, 130, 5, 13), (24, 130, 1, 1), 1),     # 65 positions, three channel tiles of 64
+    ((3, 40, 4, 4), (20, 20, 3, 2), 2),        # groups: 20 channels each, padded to 24
+    ((1, 8, 3, 4, 5), (16, 8, 2, 3, 3), 1),    # 3-D
+])
+def test_float16_packing_for_the_channels_last_kernel(rng, xs, ws, groups):
+    """conv_pack.comp (runs wherever float16 storage does): x channels-last with zero-padded
+    channels, and the weight as [group][tap][C_in/group][C_out/group], for the forward pass and
+    for the backward-input pass's transposed, mirrored read of the same weight."""
+    nd = len(xs) - 2
+    x, w = _half(rng, *xs), _half(rng, *ws)
+    geom = conv_mod._geometry("t", xs, ws, nd, (1,) * nd, (0,) * nd, (0,) * nd, (1,) * nd, (1,) * nd,
+                              groups, False, False)
+    n, cin = xs[:2]
+    cout, cig = ws[:2]
+    cog, si, kp = cout // groups, int(np.prod(xs[2:])), int(np.prod(ws[2:]))
+    pad8 = lambda c: -(-c // 8) * 8  # noqa: E731
+    want_x = np.zeros((n, si, groups, pad8(cig)), np.float16)
+    want_x[..., :cig] = x.reshape(n, groups, cig, si).transpose(0, 3, 1, 2)
+    got_x = conv_mod._pack_input(geom, vk.asarray(x)).numpy()
+    np.testing.assert_array_equal(got_x, want_x.ravel())
+    wg = w.reshape(groups, cog, cig, kp)
+    for gm, b in ((geom, wg.transpose(0, 3, 2, 1)),                    # [g][tap][c][j] = w[g*COG + j, c, tap]
+                  (geom.backward_input(), wg.transpose(0, 3, 1, 2))):  # [g][tap][j][c]: channels swap roles
+        want_w = np.zeros((groups, kp, pad8(b.shape[2]), pad8(b.shape[3])), np.float16)
+        want_w[:, :, :b.shape[2], :b.shape[3]] = b
+        got_w = conv_mod._pack_weight(gm, vk.asarray(w)).numpy()
+        np.testing.assert_array_equal(got_w, want_w.ravel())
 
 
 def test_float16_transposed_and_general(rng):
@@ -496,8 +545,22 @@ def test_float16_plan_uses_cooperative_matrices_where_the_device_has_them():
     # The planner itself, for an H100-like key (no GPU work).
     pl = conv_mod._plan_coopmat(geom, True, _h100_key(), "")
     d = dict(pl.defines)
-    assert pl.shader == "ops/conv_coopmat.comp" and (d["BM"], d["BN"], d["BK"]) == (128, 32, 16)
+    assert pl.shader == "ops/conv_coopmat_packed.comp" and (d["BM"], d["BN"], d["BK"]) == (128, 32, 32)
     assert pl.workgroup == d["SG_M"] * d["SG_N"] * 32 == 256 and d["HAS_BIAS"] == 1
+    # Few input channels (a first layer), or one tap: the kernel that gathers from the original layout.
+    first = conv_mod._geometry("t", (2, 3, 16, 16), (24, 3, 7, 7), 2, (2, 2), (3, 3), (3, 3), (1, 1), (1, 1),
+                               1, False, False)
+    one_tap = conv_mod._geometry("t", (2, 64, 8, 8), (64, 64, 1, 1), 2, (1, 1), (0, 0), (0, 0), (1, 1), (1, 1),
+                                 1, False, False)
+    for gm in (first, one_tap):
+        pl = conv_mod._plan_coopmat(gm, False, _h100_key(), "")
+        assert pl.shader == "ops/conv_coopmat.comp" and dict(pl.defines)["BK"] == 16
+    # 128 output channels and more: 128-wide tiles of 2 x 4 subgroups.
+    wide = conv_mod._geometry("t", (2, 256, 8, 8), (256, 256, 3, 3), 2, (1, 1), (1, 1), (1, 1), (1, 1), (1, 1),
+                              1, False, False)
+    d = dict(conv_mod._plan_coopmat(wide, False, _h100_key(), "").defines)
+    assert (d["BM"], d["BN"], d["SG_M"], d["SG_N"]) == (128, 128, 2, 4)
+    assert conv_mod._plan_coopmat(geom, False, _h100_key(), "f16.path=coopmat").shader == "ops/conv_coopmat.comp"
     with pytest.raises(ValueError, match="float16 plan"):
         conv_mod._plan_coopmat(geom, False, _h100_key(), "f16.BM=48")
 
