@@ -6,6 +6,8 @@ Long graphs are flushed in chunks, without waiting, through two sequences used i
 """
 from __future__ import annotations
 
+import time
+
 import kp
 
 FLUSH_AFTER = 4096  # recorded operations per chunk (each keeps a kp op alive until its submit completes)
@@ -82,6 +84,28 @@ class Stream:
         self._cur = other
         self.stats["flushes"] += 1
         self._pool.collect(self.completed)
+
+    def replay(self, times: int) -> list:
+        """Run what is recorded `times` times, one submit + wait each, then finish as synchronize
+        does; the seconds each submit + wait took ([] when nothing is recorded). For benchmarks
+        of stateless work only: the same dispatches on the same buffers back to back, with no
+        host recording in between. Work that carries state from one recording to the next (the
+        chained scan's tile-state epochs) is wrong when run twice."""
+        if not self._ops:
+            return []
+        other = self._seqs[1 - self._cur]
+        if other.is_running():
+            other.eval_await()
+        took = []
+        for i in range(times):
+            t0 = time.perf_counter()
+            if i + 1 < times:
+                self._seqs[self._cur].eval()
+            else:
+                self._submit(wait=True)
+            took.append(time.perf_counter() - t0)
+        self._pool.collect(self.completed)
+        return took
 
     def synchronize(self, downloads=()) -> None:
         """Run everything recorded, copy `downloads` (Buffers) to their staging memory, wait once."""

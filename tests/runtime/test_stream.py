@@ -59,6 +59,21 @@ def test_long_graphs_flush_in_chunks(monkeypatch, rng):
     np.testing.assert_allclose(got, x * 100, rtol=1e-5)
 
 
+def test_replay_runs_the_recorded_chunk_again_then_finishes_it():
+    """Stream.replay (benchmarks of stateless work): the recorded dispatches run `times` times,
+    one submit each, and the chunk is then finished as by a sync."""
+    rt = runtime.get()
+    counter = vk.zeros((1,), np.uint32)
+    vk.synchronize()
+    s0 = vk.stats()["submits"]
+    rt.kernel(BUSY, {}, 1)([counter.buffer], [3], (1,))
+    took = rt.stream.replay(3)
+    assert len(took) == 3 and all(t > 0 for t in took)
+    assert vk.stats()["submits"] == s0 + 1  # the last one is the stream's own submit
+    assert counter.numpy()[0] == 9
+    assert rt.stream.replay(3) == []  # nothing recorded since
+
+
 def _busy_sequence(dispatches: int, iterations: int):
     """A kp sequence of `dispatches` single-invocation loops of `iterations` atomic adds each,
     then a read-back of the counter."""
