@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Benchmarks: vkbackend against torch/CUDA on the same GPU, in one run.
 
-    python tools/bench.py [--only reduce,scan] [--quick] [--out bench-results] [--no-torch]
+    python tools/bench.py [--only reduce,scan] [--match f16,64M] [--quick] [--out bench-results] [--no-torch]
 
 Each module of tools/benchmarks/ (see its __init__.py for the protocol) gives cases; vkbackend runs
 in this process, the torch reference in a separate one (kp and torch in one process abort).
+--match keeps the cases whose name contains one of the comma-separated strings.
 Writes results.json, results.md and, where matplotlib is present, bandwidth plots.
 """
 from __future__ import annotations
@@ -118,6 +119,7 @@ def plot(results: list, out: Path) -> list:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", default="")
+    ap.add_argument("--match", default="")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=str(ROOT / "bench-results"))
     ap.add_argument("--no-torch", action="store_true")
@@ -127,7 +129,10 @@ def main() -> int:
         torch_worker(args.torch_worker, json.loads(sys.stdin.read()))
         return 0
     only = [s for s in args.only.split(",") if s]
-    plan = {name: importlib.import_module(f"benchmarks.{name}").cases(args.quick) for name in modules(only)}
+    match = [s for s in args.match.split(",") if s]
+    plan = {name: [c for c in importlib.import_module(f"benchmarks.{name}").cases(args.quick)
+                   if not match or any(m in c["name"] for m in match)]
+            for name in modules(only)}
     refs, meta = {}, {}
     if not args.no_torch:  # before kp is loaded here, so the GPU is not shared during timing
         for name, cases in plan.items():

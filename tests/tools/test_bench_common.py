@@ -43,3 +43,12 @@ def test_poisoned_fills_fresh_buffers_and_restores_the_flag():
         a = vk.empty((5,), np.uint32)
         assert (a.numpy() == 0xFFFFFFFF).all()
     assert rt.poison == before
+
+
+def test_time_vk_replay_times_a_stateless_batch_and_leaves_the_stream_usable(monkeypatch, rng):
+    monkeypatch.setattr(common, "SETTLE_SECONDS", 0.0)
+    monkeypatch.setattr(common, "MAX_SECONDS", 0.2)
+    x = vk.asarray(rng.standard_normal(1000).astype(np.float32))
+    ms = common.time_vk(lambda: x * 2.0, repeats=3, replay=True)
+    assert 0 < ms < 1e3
+    np.testing.assert_array_equal((x + 1.0).numpy(), x.numpy() + np.float32(1.0))

@@ -17,6 +17,7 @@ BATCH_SECONDS = 0.02  # each timed batch runs at least this long, so one submit 
 SETTLE_SECONDS = 1.0  # batches run at least this long in all...
 PATIENCE = 3  # ...and until this many batches in a row were not 1% faster than the best
 MAX_SECONDS = 6.0
+REPLAYS = 4  # submits of one recorded batch (time_vk's replay)
 
 
 def _warm(call, sync) -> float:
@@ -62,15 +63,22 @@ def poisoned():
         rt.poison = saved
 
 
-def time_vk(fn, *, repeats: int = 20, warmup: int = 2) -> float:
+def time_vk(fn, *, repeats: int = 20, warmup: int = 2, replay: bool = False) -> float:
     """Milliseconds of device time per call of `fn` (which records vkbackend work).
 
     Recording is lazy: nothing runs until the sync, so the calls are recorded first and the time
     from the submit to the end of the wait, divided by the number of calls, is the device's time
     (plus one submit + wait, ~45 us on an H100, spread over >= BATCH_SECONDS of work). Where the
-    recording was long enough to be flushed in chunks, the recording time is counted too."""
+    recording was long enough to be flushed in chunks, the recording time is counted too.
+
+    replay=True (stateless work only, see Stream.replay) submits each recorded batch REPLAYS
+    times back to back and keeps the fastest: where recording an op from Python takes longer
+    than the GPU runs it (a convolution's packing, kernel and allocations), the GPU otherwise
+    idles between batches and its clocks drop (H100, one packed float16 convolution timed 62
+    and 86 TFLOP/s in two runs; replayed, three runs agree within 1 %). torch's asynchronous
+    launches keep its GPU as busy."""
     import vkbackend as vk
-    from vkbackend import stream
+    from vkbackend import runtime, stream
     for _ in range(warmup):
         fn()  # also creates the pipelines
     before = vk.stats()["dispatches"]
@@ -80,11 +88,15 @@ def time_vk(fn, *, repeats: int = 20, warmup: int = 2) -> float:
     # as many calls as fill BATCH_SECONDS, but no more than one recorded chunk holds
     repeats = _repeats(repeats, per_call, max(1, stream.FLUSH_AFTER // ops - 1))
 
+    rt = runtime.get()
+
     def batch() -> float:
         flushes = vk.stats()["flushes"]
         start = time.perf_counter()
         for _ in range(repeats):
             fn()  # results are dropped: their buffers come back from the pool, as in a real loop
+        if replay and vk.stats()["flushes"] == flushes:
+            return min(rt.stream.replay(REPLAYS)) / repeats * 1e3
         t0 = time.perf_counter()
         vk.synchronize()
         t1 = time.perf_counter()

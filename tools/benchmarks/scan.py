@@ -2,11 +2,14 @@
 
 Cases with "size" (algorithm="decoupled", the default) make the bandwidth plot; the
 reduce-then-scan cases and, in the full run, a sweep of scan.py's tunables at 64M elements (no
-torch reference) carry "n" instead. Decoupled cases also report how many tiles fell back to
+torch reference) carry "n" instead; VKBACKEND_SCAN_SWEEP="items=12,lookback=2;workgroup=256" adds
+64M cases with those tunables (integers, or true/false). Decoupled cases also report how many tiles fell back to
 reducing a predecessor from the input ("fallbacks", of "tiles"): on a GPU with forward progress
 that should stay near 0; if not, raise Tuning.spin.
 """
 from __future__ import annotations
+
+import os
 
 from benchmarks.common import gbps, poisoned, time_torch, time_vk
 
@@ -27,6 +30,12 @@ def _label(n: int) -> str:
     return str(n)
 
 
+def _tunable(item: str) -> tuple:
+    key, value = (v.strip() for v in item.split("=", 1))
+    words = {"true": True, "false": False}
+    return key, words[value.lower()] if value.lower() in words else (int(value) if value.lstrip("-").isdigit() else value)
+
+
 def cases(quick: bool) -> list:
     sizes = [1 << 20, 1 << 26] if quick else [1 << 10, 1 << 16, 1 << 20, 1 << 24, 1 << 26, 1 << 28]
     out = []
@@ -34,8 +43,10 @@ def cases(quick: bool) -> list:
         out.append({"name": f"cumsum f32 {_label(n)}", "size": n, "algorithm": "decoupled"})
         out.append({"name": f"cumsum f32 {_label(n)} reduce_then_scan", "n": n,
                     "algorithm": "reduce_then_scan"})
-    if not quick:
-        for t in _TUNE:
+    extra = [dict(_tunable(kv) for kv in cfg.split(",") if kv.strip())
+             for cfg in os.environ.get("VKBACKEND_SCAN_SWEEP", "").split(";") if cfg.strip()]
+    if not quick or extra:
+        for t in (_TUNE if not quick else []) + extra:
             label = " ".join(f"{k}={v}" for k, v in t.items())
             out.append({"name": f"cumsum f32 64M {label}", "n": 1 << 26, "algorithm": "decoupled", "tune": t})
     return out
