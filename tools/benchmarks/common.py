@@ -74,9 +74,8 @@ def time_vk(fn, *, repeats: int = 20, warmup: int = 2, replay: bool = False) -> 
     replay=True (stateless work only, see Stream.replay) submits each recorded batch REPLAYS
     times back to back and keeps the fastest: where recording an op from Python takes longer
     than the GPU runs it (a convolution's packing, kernel and allocations), the GPU otherwise
-    idles between batches and its clocks drop (H100, one packed float16 convolution timed 62
-    and 86 TFLOP/s in two runs; replayed, three runs agree within 1 %). torch's asynchronous
-    launches keep its GPU as busy."""
+    idles between batches and its clocks drop (H100: one packed float16 convolution timed 62
+    and 86 TFLOP/s in two runs). torch's asynchronous launches keep its GPU busy the same way."""
     import vkbackend as vk
     from vkbackend import runtime, stream
     for _ in range(warmup):
