@@ -23,10 +23,16 @@ Kernels (shaders/ops/):
   conv_wgrad.comp   backward-weight: (input channel, tap) x output channels over (batch, output
                     position), the reduction split across workgroups into partial sums.
   conv_reduce.comp  the split partial sums, and the bias gradient.
-  conv_coopmat.comp float16 forward (and backward-input): conv_gemm's GEMM and gathers on
-                    VK_KHR_cooperative_matrix 16x16x16 fragments, float32 accumulation; where the
-                    device lacks them, or below 16 output channels per group, float16 runs the
-                    float32 kernels on widened copies (as does float16 backward-weight).
+  conv_coopmat_packed.comp  float16 forward (and backward-input) on VK_KHR_cooperative_matrix
+                    16x16x16 fragments, float32 accumulation, on channels-last copies of x and of
+                    the weight made by conv_pack.comp (every tile row a run of 16-byte vectors).
+  conv_coopmat.comp the same GEMM gathering halves from the original layouts: first layers (few
+                    channels) and 1x1 convolutions, where packing does not pay.
+  conv_coopmat_wgrad.comp  float16 backward-weight: a GEMM per tap over (batch, output position)
+                    on channels-last copies of x and the cotangent, split like conv_wgrad.comp.
+                    Where the device lacks cooperative matrices, below 16 output channels per
+                    group (forward), or with channel counts that pad badly (backward-weight),
+                    float16 runs the float32 kernels on widened copies.
 Backward-input is a forward convolution of the cotangent: the flipped, channel-transposed weight,
 input dilation = the forward stride, stride = the forward input dilation. Where input dilation
 meets stride 1 (backward-input of a strided convolution, a transposed convolution), conv_gemm
@@ -38,6 +44,8 @@ VKBACKEND_CONV_CONFIG overrides them for tuning, e.g. "BM=128,BN=64,BK=8,TM=8,TN
 "fwd.path=direct,wgrad.splits=16"; keys: path (gemm|direct), gather (uniform|flat|table),
 phased (0|1), BM, BN, BK, TM, TN (powers of two; TM, TN multiples of 4), splits, gridx (cap on
 grid x: the kernels loop), optionally prefixed with fwd. (forward and backward-input) or wgrad.
+The float16 kernels take f16. (path coopmat|packed|cast, BM, BN, BK, SGM, SGN: subgroups along
+rows and channels) and wgrad16. (path cast, BM, BN, BK, SGM, SGN, splits).
 The narrow kernel (path=narrow; the default where C_out per group <= 8 and not direct) ignores
 the tile keys and takes RT (rows per invocation, 1-16), NN (4|8 channels per workgroup), KC
 (channels per weight chunk), CU (channels whose loads go out together, 1-16) and WG (workgroup
@@ -54,7 +62,7 @@ import functools
 import math
 import numbers
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -291,7 +299,7 @@ def _conv_params(fn, nd, wshape, stride, padding, dilation):
 # ----------------------------------------------------------------------------------------------
 _KEYS = {"path", "gather", "phased", "BM", "BN", "BK", "TM", "TN", "splits", "gridx", "RT", "NN", "KC", "CU", "WG",
          "SGM", "SGN"}
-_KINDS = ("fwd", "wgrad", "f16")
+_KINDS = ("fwd", "wgrad", "f16", "wgrad16")
 _WORDS = {"path": ("gemm", "direct", "narrow", "coopmat", "packed", "cast"), "gather": ("uniform", "flat", "table")}
 
 
@@ -690,14 +698,66 @@ def _plan_coopmat(geom: _Geom, has_bias: bool, devkey: tuple, cfg_raw: str) -> _
                  flops=geom.flops())
 
 
-def plan(kind: str, geom: _Geom, has_bias: bool = False) -> _Plan:
-    """The cached plan of a pass ('forward' also serves backward-input) on the open device."""
+_WGRAD16 = "ops/conv_coopmat_wgrad.comp"
+
+
+def _pads_well(channels: int) -> bool:
+    """Channels padded to a multiple of 8 (the packed kernels' vectors) waste little."""
+    return channels % 8 == 0 or channels >= 16
+
+
+@functools.lru_cache(maxsize=256)
+def _plan_wgrad_coopmat(geom: _Geom, devkey: tuple, cfg_raw: str) -> _Plan | None:
+    """conv_coopmat_wgrad.comp for float16 backward-weight, or None where conv_wgrad.comp runs
+    instead: no cooperative matrices, or channel counts that pad badly (a first layer's 3
+    channels; its 49 taps would also re-read the cotangent 49 times). Tiles of BM output x BN
+    input channels (powers of two >= the group's, 16 to 128), one tap each, subgroups of at
+    least 32 x 32 (H100, n32 c64 3x3: 4 subgroups of 32 x 32 on a 64 x 64 tile 58 TFLOP/s, 8 of
+    16 x 32 37), the rows split to give about 1024 invocations per multiprocessor."""
+    cfg = _parse_config(cfg_raw)["wgrad16"]
+    if devkey is None or cfg.get("path") == "cast" or not (_pads_well(geom.cig) and _pads_well(geom.cog)):
+        return None
+    _, _, max_shared, max_inv, max_count, sgs, _ = devkey
+    width = lambda c: min(128, max(16, 1 << (c - 1).bit_length()))  # noqa: E731
+    bm, bn, bk = cfg.get("BM", width(geom.cog)), cfg.get("BN", width(geom.cig)), cfg.get("BK", 32)
+    sgn = cfg.get("SGN", max(1, min(4, bn // 32)))
+    sgm = cfg.get("SGM", max(1, min(8 // sgn, bm // 32)))
+    nt = sgm * sgn * sgs
+    shared = 2 * bk * (bm // 8 + 1) * 16 + 2 * bk * (bn // 8 + 1) * 16 + sgm * sgn * 1024
+    if not (all(v % 16 == 0 for v in (bm, bn, bk)) and bm % (16 * sgm) == 0 and bn % (16 * sgn) == 0
+            and nt <= max_inv and shared <= max_shared):
+        raise ValueError(f"conv float16 backward-weight plan BM={bm} BN={bn} BK={bk} SGM={sgm} SGN={sgn}: need "
+                         f"multiples of 16 split evenly over the subgroups, at most {max_inv} invocations and "
+                         f"{max_shared} bytes of shared memory (this needs {nt} and {shared})")
+    tiles = -(-geom.cog // bm) * -(-geom.cig // bn)
+    nsteps = max(1, -(-geom.rows // bk))
+    if "splits" in cfg:
+        splits = max(1, cfg["splits"])
+    else:
+        workgroups = _SM_ESTIMATE * 1024 // nt
+        splits = max(1, min(workgroups // (tiles * geom.kp * geom.groups), nsteps // 8, 256))
+        splits = max(1, min(splits, (64 << 20) // max(1, 4 * geom.weight_size())))  # partials: <= 64 MiB
+    splits = max(1, min(splits, nsteps, max_count[2] // geom.groups))
+    split_steps = -(-nsteps // splits)
+    splits = -(-nsteps // split_steps)  # no empty splits
+    if tiles > max_count[0] or geom.kp > max_count[1] or geom.groups * splits > max_count[2]:
+        return None
+    defines = (("BM", bm), ("BN", bn), ("BK", bk), ("SG_M", sgm), ("SG_N", sgn), ("SGS", sgs))
+    return _Plan(_WGRAD16, defines, nt, geom.spec(split_steps, splits), (tiles, geom.kp, geom.groups * splits),
+                 splits, geom.flops())
+
+
+def plan(kind: str, geom: _Geom, has_bias: bool = False) -> _Plan | None:
+    """The cached plan of a pass ('forward' also serves backward-input) on the open device;
+    'wgrad16' is None where float16 backward-weight runs the float32 kernels."""
     dev = runtime.get().device
     raw = os.environ.get("VKBACKEND_CONV_CONFIG", "")
     if kind == "forward":
         return _plan_forward(geom, has_bias, _device_key(dev), raw)
     if kind == "forward16":
         return _plan_coopmat(geom, has_bias, _coopmat_key(dev), raw)
+    if kind == "wgrad16":
+        return _plan_wgrad_coopmat(geom, _coopmat_key(dev), raw)
     return _plan_wgrad(geom, _device_key(dev), raw)
 
 
@@ -760,25 +820,37 @@ def _pack_weight(geom: _Geom, w: Array) -> Array:
     return wp
 
 
+_HALF_STORAGE = frozenset({"storageBuffer16BitAccess", "shaderFloat16"})
+
+
 def _record_wgrad(geom: _Geom, x: Array, g: Array, wshape: tuple) -> Array:
-    if x.dtype == dtypes.float16:  # float32 kernels on widened copies, rounded back
-        return _record_wgrad(geom, _to32(x), _to32(g), wshape).astype(dtypes.float16)
-    if geom.n == 0:
-        return zeros(wshape, dtypes.float32)
-    dw = Array.empty(wshape, dtypes.float32)
     rt = runtime.get()
-    p = plan("wgrad", geom)
-    k = rt.kernel(p.shader, dict(p.defines), p.workgroup, p.spec)
+    half = x.dtype == dtypes.float16
+    p = plan("wgrad16", geom) if half else None
+    if p is not None:  # conv_coopmat_wgrad.comp reads both channels-last (the cotangent as an input)
+        x, g = _pack_input(geom, x), _pack_input(replace(geom, cin=geom.cout, si=geom.so), g)
+        defines = dict(p.defines)
+    elif half and not _HALF_STORAGE <= rt.device.features:  # the float32 kernel on widened copies
+        return _record_wgrad(geom, _to32(x), _to32(g), wshape).astype(dtypes.float16)
+    else:  # conv_wgrad.comp, reading halves in place where they are float16 (a first layer's
+        # cotangent widened cost ~30 us of 324 on an H100)
+        p = plan("wgrad", geom)
+        defines = dict(p.defines, HALF_IN=1) if half else dict(p.defines)
+    if geom.n == 0:
+        dw = zeros(wshape, dtypes.float32)
+        return dw.astype(dtypes.float16) if half else dw
+    dw = Array.empty(wshape, dtypes.float32)
+    k = rt.kernel(p.shader, defines, p.workgroup, p.spec)
     if p.splits == 1:
         k([x.buffer, g.buffer, dw.buffer], [x.offset, g.offset, dw.offset], p.grid)
-        return dw
-    n = dw.size
-    part = Array.empty((p.splits * n,), dtypes.float32)
-    k([x.buffer, g.buffer, part.buffer], [x.offset, g.offset, part.offset], p.grid)
-    wg = 64 if rt.device.is_software else 256
-    red = rt.kernel("ops/conv_reduce.comp", {"MODE_SPLITS": 1}, wg)
-    red([part.buffer, dw.buffer], [n, p.splits, part.offset, dw.offset], (groups_for(n, wg),))
-    return dw
+    else:
+        n = dw.size
+        part = Array.empty((p.splits * n,), dtypes.float32)
+        k([x.buffer, g.buffer, part.buffer], [x.offset, g.offset, part.offset], p.grid)
+        wg = 64 if rt.device.is_software else 256
+        red = rt.kernel("ops/conv_reduce.comp", {"MODE_SPLITS": 1}, wg)
+        red([part.buffer, dw.buffer], [n, p.splits, part.offset, dw.offset], (groups_for(n, wg),))
+    return dw.astype(dtypes.float16) if half else dw
 
 
 def _record_bgrad(geom: _Geom, g: Array) -> Array:

@@ -1,6 +1,13 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : enable
+#if HALF_IN
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_EXT_shader_16bit_storage : require
+#define ELEM float16_t
+#else
+#define ELEM float
+#endif
 #include "lib/common.glsl"
 #include "ops/conv_common.glsl"
 // Convolution backward-weight by implicit GEMM:
@@ -12,7 +19,8 @@
 // g * SPLITS + split, SPLIT_STEPS steps of BK each); split s writes its partial sums at
 // s * WTOT, laid out as the weight (strides W_G, W_J, W_C), and conv_reduce.comp adds them.
 //
-// Defines: BM (tile over p), BN (over j), BK (reduction rows per stage), TM, TN (multiples of 4).
+// Defines: BM (tile over p), BN (over j), BK (reduction rows per stage), TM, TN (multiples of 4);
+// HALF_IN: x and the cotangent are float16 (widened as they are loaded; the sums stay float32).
 // Bindings: 0 x, 1 cotangent, 2 out (dW or partials).   Push: x, cotangent, out element offsets.
 #ifndef BM
 #define BM 64
@@ -30,7 +38,8 @@
 #define TN 4
 #endif
 // @variants BM=64 BN=32 BK=8 TM=4 TN=4 ?NO_UNROLL
-// @variants BM=128 BN=64 BK=16 TM=8 TN=4
+// @variants BM=128 BN=64 BK=16 TM=8 TN=4 ?HALF_IN
+// @variants BM=32 BN=32 BK=8 TM=4 TN=4 NO_UNROLL HALF_IN=1
 
 #define NT_M (BM / TM)
 #define NT_N (BN / TN)
@@ -47,8 +56,8 @@
 #define BROW (BN / 4 + 1)
 
 layout(push_constant) uniform Push { int x_off; int g_off; int o_off; } pc;
-layout(std430, binding = 0) readonly buffer X { float x_[]; };
-layout(std430, binding = 1) readonly buffer G { float g_[]; };
+layout(std430, binding = 0) readonly buffer X { ELEM x_[]; };
+layout(std430, binding = 1) readonly buffer G { ELEM g_[]; };
 layout(std430, binding = 2) writeonly buffer O { float o_[]; };
 
 shared vec4 As[2 * BK * AROW];
@@ -73,14 +82,14 @@ void load(int step, int lk, int lp, int xg, int gg, int j0) {
         UNROLL for (int i = 0; i < PA; ++i) {
             int off = plane_offset(base, col_taps[i]);
             float v = 0.0;
-            if (rok && col_x[i] >= 0 && off >= 0) v = x_[xb + col_x[i] + off];
+            if (rok && col_x[i] >= 0 && off >= 0) v = float(x_[xb + col_x[i] + off]);
             ra[q * PA + i] = v;
         }
         int gb = gg + n * COUT * SO + o;
         UNROLL for (int i = 0; i < PB; ++i) {
             int j = j0 + lp + i * LP;
             float v = 0.0;
-            if (rok && j < COG && lp + i * LP < BN) v = g_[gb + j * SO];
+            if (rok && j < COG && lp + i * LP < BN) v = float(g_[gb + j * SO]);
             rb[q * PB + i] = v;
         }
     }

@@ -4,12 +4,14 @@ References are float64 numpy written here from the definitions (a sum over windo
 explicitly dilated and padded copy; the transposed convolution as a scatter), independent of the
 kernels' index math. Sizes are tiny: lavapipe is slow and shared.
 """
+import dataclasses
 import itertools
 
 import numpy as np
 import pytest
 
 import vkbackend as vk
+from vkbackend import runtime
 from tests.conftest import no_gpu_work
 
 conv_mod = __import__("vkbackend.ops.conv", fromlist=["plan"])
@@ -473,10 +475,12 @@ def test_float16_forward_and_vjp(rng, case):
     close16(dw.numpy(), ref_dw)
 
 
-@pytest.mark.parametrize("config", ["f16.path=coopmat", "f16.BM=64,f16.BN=32,f16.BK=64,f16.SGM=2,f16.SGN=2"])
+@pytest.mark.parametrize("config", ["f16.path=coopmat", "f16.BM=64,f16.BN=32,f16.BK=64,f16.SGM=2,f16.SGN=2",
+                                    "wgrad16.splits=1", "wgrad16.BM=16,wgrad16.BN=32,wgrad16.BK=16,wgrad16.splits=3"])
 def test_float16_kernel_configs(rng, monkeypatch, config):
     """The cooperative-matrix kernels' other configurations (the gathering kernel on wide
-    channels; small tiles with long steps), forward and both backward
+    channels; small tiles with long steps; backward-weight in one split, written directly, and
+    in three splits of short steps), forward and both backward
     passes; 9 reduction steps of 32 (odd) forward, 3 x 3 phased ones backward. Where the device
     has no cooperative matrices the float32 kernels run, as in the test above."""
     monkeypatch.setenv("VKBACKEND_CONV_CONFIG", config)
@@ -531,6 +535,68 @@ def test_float16_transposed_and_general(rng):
     got = vk.conv_general(x, w, **kw)
     close16(got.numpy(), ref_conv_general(x, w, kw["stride"], kw["padding_lo"], kw["padding_hi"],
                                           kw["kernel_dilation"], kw["input_dilation"], 1, True))
+
+
+def test_float16_transposed_weight_gradient(rng):
+    """dweight of conv_transpose2d in float16 (the weight read transposed and mirrored by the
+    backward-weight kernels) against a float64 sum written from the definition:
+    y[n, o, i*s - p + k] += x[n, c, i] w[c, o, k], so dw[c, o, k] = sum_{n, i} x[n, c, i] g[n, o, i*s - p + k]."""
+    s, p, op = 2, 1, 1
+    x, w = _half(rng, 2, 16, 5, 7), _half(rng, 16, 24, 3, 3, scale=0.3)
+    y = vk.conv_transpose2d(x, w, stride=s, padding=p, output_padding=op)
+    g = _half(rng, *y.shape)
+    _, dw = vk.conv_transpose_vjp(x, w, g, stride=s, padding=p, output_padding=op)
+    x64, g64 = x.astype(np.float64), g.astype(np.float64)
+    ref = np.zeros(w.shape)
+    for ka, kb in itertools.product(range(3), range(3)):
+        for i in range(x.shape[2]):
+            for j in range(x.shape[3]):
+                oi, oj = i * s - p + ka, j * s - p + kb
+                if 0 <= oi < g.shape[2] and 0 <= oj < g.shape[3]:
+                    ref[:, :, ka, kb] += np.einsum("nc,no->co", x64[:, :, i, j], g64[:, :, oi, oj])
+    close16(dw.numpy(), ref)
+
+
+@pytest.mark.parametrize("storage16", [True, False])
+def test_float16_weight_gradient_in_the_float32_kernel(rng, monkeypatch, storage16):
+    """Backward-weight of 3 input channels (no cooperative-matrix plan on any device):
+    conv_wgrad.comp reading the halves in place where the device stores 16-bit values, else on
+    widened copies."""
+    rt = runtime.get()
+    if not storage16:
+        monkeypatch.setattr(rt, "device", dataclasses.replace(
+            rt.device, features=rt.device.features - {"storageBuffer16BitAccess"}))
+    widened, to32 = [], conv_mod._to32
+    monkeypatch.setattr(conv_mod, "_to32", lambda a: widened.append(a) or to32(a))
+    x, w = _half(rng, 2, 3, 9, 10), _half(rng, 16, 3, 3, 3, scale=0.3)
+    params = dict(stride=2, padding=1, dilation=1, groups=1)
+    g = _half(rng, 2, 16, 5, 5)
+    _, dw = vk.conv_vjp(x, w, g, input_grad=False, **params)
+    close16(dw.numpy(), _ref_vjp(x, w, g, **params)[1])
+    assert len(widened) == (0 if storage16 else 2)  # x and the cotangent
+
+
+def test_float16_backward_weight_plans():
+    """The float16 backward-weight planner for an H100-like key (no GPU work)."""
+    def geom(n, c, h, k, co, s=1, p=1):
+        return conv_mod._geometry("t", (n, c, h, h), (co, c, k, k), 2, (s, s), (p, p), (p, p), (1, 1), (1, 1),
+                                  1, False, False)
+    pl = conv_mod._plan_wgrad_coopmat(geom(8, 256, 28, 3, 256), _h100_key(), "")
+    d = dict(pl.defines)
+    assert pl.shader == "ops/conv_coopmat_wgrad.comp" and (d["BM"], d["BN"], d["SG_M"], d["SG_N"]) == (128, 128, 2, 4)
+    assert pl.grid[:2] == (4, 9) and pl.splits == pl.grid[2] > 1  # 2 x 2 channel tiles, 9 taps
+    pl = conv_mod._plan_wgrad_coopmat(geom(32, 64, 56, 3, 64), _h100_key(), "")
+    d = dict(pl.defines)
+    assert (d["BM"], d["BN"], d["SG_M"], d["SG_N"], pl.workgroup) == (64, 64, 2, 2, 128)
+    assert pl.grid[2] * 9 * 128 <= 132 * 1024 < (pl.grid[2] + 1) * 9 * 128  # ~1024 invocations per SM
+    pl = conv_mod._plan_wgrad_coopmat(geom(32, 64, 56, 3, 64), _h100_key(), "wgrad16.splits=5")
+    assert (pl.splits, pl.grid) == (5, (1, 9, 5))
+    # A first layer's 3 channels, the cast path, or no cooperative matrices: the float32 kernels.
+    assert conv_mod._plan_wgrad_coopmat(geom(16, 3, 64, 7, 64, 2, 3), _h100_key(), "") is None
+    assert conv_mod._plan_wgrad_coopmat(geom(8, 256, 28, 3, 256), _h100_key(), "wgrad16.path=cast") is None
+    assert conv_mod._plan_wgrad_coopmat(geom(8, 256, 28, 3, 256), None, "") is None
+    with pytest.raises(ValueError, match="backward-weight plan"):
+        conv_mod._plan_wgrad_coopmat(geom(8, 256, 28, 3, 256), _h100_key(), "wgrad16.BM=24")
 
 
 def test_float16_plan_uses_cooperative_matrices_where_the_device_has_them():

@@ -40,8 +40,8 @@ def cases(quick: bool) -> list[dict]:
     out += [{"name": f"{s} {p} f16", "shape": s, "pass": p, "dtype": "float16"} for s in shapes for p in PASSES]
     sweep = [c.strip() for c in os.environ.get("VKBACKEND_CONV_SWEEP", "").split(";") if c.strip()]
     for cfg in sweep:
-        # f16.* keys tune the float16 kernel: those configs run the float16 cases only.
-        kinds = ("float16",) if cfg.startswith("f16.") else ("float32",)
+        # f16.* and wgrad16.* keys tune the float16 kernels: those configs run the float16 cases only.
+        kinds = ("float16",) if cfg.startswith(("f16.", "wgrad16.")) else ("float32",)
         out += [{"name": f"{s} {p}{' f16' if d == 'float16' else ''} [{cfg}]", "shape": s, "pass": p,
                  "config": cfg, "dtype": d} for d in kinds for s in shapes for p in PASSES]
     return out
@@ -127,7 +127,7 @@ def run_vk(case: dict) -> dict:
             pl = fwd(geom.backward_input())
         else:
             fn = lambda: vk.conv_vjp(vx, vw, vg, stride=s, padding=p, input_grad=False)[1]  # noqa: E731
-            pl = C.plan("wgrad", geom)
+            pl = (half and C.plan("wgrad16", geom)) or C.plan("wgrad", geom)
         with poisoned():
             got = fn().numpy()
         err = _sample_error(case, x, w, g, got)

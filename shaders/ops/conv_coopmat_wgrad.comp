@@ -1,0 +1,169 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : enable
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#include "lib/common.glsl"
+#include "ops/conv_common.glsl"
+// float16 convolution backward-weight on cooperative matrices, float32 accumulation, on
+// channels-last copies (conv_pack.comp) of the input, xp[n][position][group][CIGP], and of the
+// cotangent, gp[n][output position][group][COGP]. Per group and tap a GEMM:
+//   dW[j, c, tap] = sum over rows m = (batch, output position) of G[m, j] X[m, c]
+// where X[m, c] is the input at the position row m reads through this tap (zero on padding). A
+// step is BK rows m: a row of the G tile is BM consecutive halves of gp, a row of the X tile BN
+// consecutive halves of xp, both moved as 16-byte vectors into shared memory (row-major: m, j
+// and m, c); G is read as the GEMM's A in column-major order. The rows are split across
+// workgroups (SPLIT_STEPS steps each; conv_common.glsl); split s writes its float32 partial sums
+// at s * WTOT, laid out as the weight (strides W_G, W_J, W_C), as conv_wgrad.comp does
+// (conv_reduce.comp adds them), or with one split the result itself.
+// Defines: BM (output channels per tile), BN (input channels per tile), BK (rows per step), all
+// multiples of 16 per subgroup; SG_M x SG_N subgroups of SGS invocations.
+// Bindings: 0 xp (uvec4), 1 gp (uvec4), 2 out (float). Push: xp, gp element offsets (multiples
+// of 8), out element offset. Grid: (channel tiles: output x input, KP taps, GROUPS * SPLITS).
+#ifndef BM
+#define BM 64
+#endif
+#ifndef BN
+#define BN 64
+#endif
+#ifndef BK
+#define BK 32
+#endif
+#ifndef SG_M
+#define SG_M 2
+#endif
+#ifndef SG_N
+#define SG_N 2
+#endif
+#ifndef SGS
+#define SGS 32
+#endif
+// @variants
+// @variants BM=128 BN=128 SG_M=2 SG_N=4
+
+#define NTHREADS (SG_M * SG_N * SGS)
+#define WTM (BM / SG_M)
+#define WTN (BN / SG_N)
+#define FM (WTM / 16)
+#define FN (WTN / 16)
+#define AV_ROW (BM / 8)        // vectors per row of the G tile, of the X tile, per invocation
+#define BV_ROW (BN / 8)
+#define AV ((BK * AV_ROW + NTHREADS - 1) / NTHREADS)
+#define BV ((BK * BV_ROW + NTHREADS - 1) / NTHREADS)
+#define LDA (AV_ROW + 1)       // shared row strides in vectors (16-byte padding)
+#define LDB (BV_ROW + 1)
+#define A_TILE (BK * LDA)
+#define B_TILE (BK * LDB)
+
+const int CIGP = (CIG + 7) / 8 * 8;
+const int COGP = (COG + 7) / 8 * 8;
+const int XROW = GROUPS * CIGP / 8;   // vectors per position of xp, of gp
+const int GROW = GROUPS * COGP / 8;
+
+layout(push_constant) uniform Push { int x_off; int g_off; int out_off; } pc;
+layout(std430, binding = 0) readonly buffer X { uvec4 xp[]; };
+layout(std430, binding = 1) readonly buffer G { uvec4 gp[]; };
+layout(std430, binding = 2) writeonly buffer Out { float out_[]; };
+
+shared uvec4 As[2 * A_TILE];
+shared uvec4 Bs[2 * B_TILE];
+shared float Cs[SG_M * SG_N * 256];  // one 16 x 16 scratch per subgroup, for the epilogue
+
+#define ACC coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+
+struct Regs { uvec4 a[AV]; uvec4 b[BV]; };
+
+// Rows m0.. m0+BK-1 (below `end`) of both tiles into this invocation's registers.
+void load_step(int m0, int end, int t, int g, int j0, int c0, ivec3 taps, inout Regs r) {
+    UNROLL for (int e = 0; e < AV; ++e) {
+        int idx = t + e * NTHREADS;
+        int m = m0 + idx / AV_ROW, j8 = idx % AV_ROW;
+        bool ok = idx < BK * AV_ROW && m < end && j0 + 8 * j8 < COGP;
+        r.a[e] = ok ? gp[pc.g_off / 8 + m * GROW + g * (COGP / 8) + j0 / 8 + j8] : uvec4(0u);
+    }
+    UNROLL for (int e = 0; e < BV; ++e) {
+        int idx = t + e * NTHREADS;
+        int m = m0 + idx / BV_ROW, c8 = idx % BV_ROW;
+        int n = m / SO;
+        int off = plane_offset(window_base(out_coords(m - n * SO)), taps);
+        bool ok = idx < BK * BV_ROW && m < end && off >= 0 && c0 + 8 * c8 < CIGP;
+        r.b[e] = ok ? xp[pc.x_off / 8 + (n * SI + off) * XROW + g * (CIGP / 8) + c0 / 8 + c8] : uvec4(0u);
+    }
+}
+
+void store_step(int buf, int t, Regs r) {
+    UNROLL for (int e = 0; e < AV; ++e) {
+        int idx = t + e * NTHREADS;
+        if (idx < BK * AV_ROW) As[buf * A_TILE + (idx / AV_ROW) * LDA + idx % AV_ROW] = r.a[e];
+    }
+    UNROLL for (int e = 0; e < BV; ++e) {
+        int idx = t + e * NTHREADS;
+        if (idx < BK * BV_ROW) Bs[buf * B_TILE + (idx / BV_ROW) * LDB + idx % BV_ROW] = r.b[e];
+    }
+}
+
+void multiply(int buf, int sm, int sn, inout ACC acc[FM * FN]) {
+    UNROLL for (int kk = 0; kk < BK; kk += 16) {
+        coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> a[FM];
+        UNROLL for (int i = 0; i < FM; ++i)
+            coopMatLoad(a[i], As, buf * A_TILE + kk * LDA + (sm * WTM + i * 16) / 8, LDA,
+                        gl_CooperativeMatrixLayoutColumnMajor);
+        UNROLL for (int j = 0; j < FN; ++j) {
+            coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> b;
+            coopMatLoad(b, Bs, buf * B_TILE + kk * LDB + (sn * WTN + j * 16) / 8, LDB,
+                        gl_CooperativeMatrixLayoutRowMajor);
+            UNROLL for (int i = 0; i < FM; ++i) acc[i * FN + j] = coopMatMulAdd(a[i], b, acc[i * FN + j]);
+        }
+    }
+}
+
+void main() {
+    const int t = int(gl_LocalInvocationIndex);
+    const int sg = t / SGS;
+    const int sm = sg % SG_M;
+    const int sn = sg / SG_M;
+    const int tiles_j = (COG + BM - 1) / BM;
+    const int j0 = (int(gl_WorkGroupID.x) % tiles_j) * BM;
+    const int c0 = (int(gl_WorkGroupID.x) / tiles_j) * BN;
+    const int kpos = int(gl_WorkGroupID.y);
+    const int g = int(gl_WorkGroupID.z) / SPLITS;
+    const int split = int(gl_WorkGroupID.z) - g * SPLITS;
+    const ivec3 taps = tap_offsets(weight_tap(kpos));
+    const int begin = split * SPLIT_STEPS * BK;
+    const int end = min(begin + SPLIT_STEPS * BK, MROWS);
+    const int nsteps = max(0, (end - begin + BK - 1) / BK);
+
+    ACC acc[FM * FN];
+    UNROLL for (int i = 0; i < FM * FN; ++i) acc[i] = ACC(0.0);
+    Regs r;
+    if (nsteps > 0) {
+        load_step(begin, end, t, g, j0, c0, taps, r);
+        store_step(0, t, r);
+    }
+    barrier();
+    LOOP for (int s = 0; s < nsteps; ++s) {
+        if (s + 1 < nsteps) load_step(begin + (s + 1) * BK, end, t, g, j0, c0, taps, r);
+        multiply(s & 1, sm, sn, acc);
+        if (s + 1 < nsteps) store_step((s + 1) & 1, t, r);
+        barrier();
+    }
+
+    // Epilogue: fragment (j rows, c columns) through this subgroup's scratch, column-major.
+    const int lane = t % SGS;
+    UNROLL for (int i = 0; i < FM; ++i) {
+        UNROLL for (int jf = 0; jf < FN; ++jf) {
+            coopMatStore(acc[i * FN + jf], Cs, sg * 256, 16, gl_CooperativeMatrixLayoutColumnMajor);
+            subgroupMemoryBarrierShared();
+            subgroupBarrier();
+            for (int e = lane; e < 256; e += SGS) {
+                int j = j0 + sm * WTM + i * 16 + (e & 15);
+                int c = c0 + sn * WTN + jf * 16 + (e >> 4);
+                if (j < COG && c < CIG)
+                    out_[pc.out_off + split * WTOT + g * W_G + j * W_J + c * W_C + kpos] = Cs[sg * 256 + e];
+            }
+            subgroupBarrier();  // the scratch is read before the next fragment overwrites it
+        }
+    }
+}
