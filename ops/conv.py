@@ -713,7 +713,7 @@ def _plan_wgrad_coopmat(geom: _Geom, devkey: tuple, cfg_raw: str) -> _Plan | Non
     channels; its 49 taps would also re-read the cotangent 49 times). Tiles of BM output x BN
     input channels (powers of two >= the group's, 16 to 128), one tap each, subgroups of at
     least 32 x 32 (H100, n32 c64 3x3: 4 subgroups of 32 x 32 on a 64 x 64 tile 58 TFLOP/s, 8 of
-    16 x 32 37), the rows split to give about 1024 invocations per multiprocessor."""
+    16 x 32 37), the rows split to fill about two workgroups per multiprocessor."""
     cfg = _parse_config(cfg_raw)["wgrad16"]
     if devkey is None or cfg.get("path") == "cast" or not (_pads_well(geom.cig) and _pads_well(geom.cog)):
         return None
@@ -734,8 +734,9 @@ def _plan_wgrad_coopmat(geom: _Geom, devkey: tuple, cfg_raw: str) -> _Plan | Non
     if "splits" in cfg:
         splits = max(1, cfg["splits"])
     else:
-        workgroups = _SM_ESTIMATE * 1024 // nt
-        splits = max(1, min(workgroups // (tiles * geom.kp * geom.groups), nsteps // 8, 256))
+        # About two workgroups per multiprocessor: more splits cost more than they fill (H100,
+        # n8 c256 3x3: 7 splits 60 TFLOP/s, 14 41; n32 c64: 29 splits 58, 64 44, 117 44).
+        splits = max(1, min(2 * _SM_ESTIMATE // (tiles * geom.kp * geom.groups), nsteps // 8, 256))
         splits = max(1, min(splits, (64 << 20) // max(1, 4 * geom.weight_size())))  # partials: <= 64 MiB
     splits = max(1, min(splits, nsteps, max_count[2] // geom.groups))
     split_steps = -(-nsteps // splits)
@@ -826,21 +827,19 @@ _HALF_STORAGE = frozenset({"storageBuffer16BitAccess", "shaderFloat16"})
 def _record_wgrad(geom: _Geom, x: Array, g: Array, wshape: tuple) -> Array:
     rt = runtime.get()
     half = x.dtype == dtypes.float16
-    p = plan("wgrad16", geom) if half else None
-    if p is not None:  # conv_coopmat_wgrad.comp reads both channels-last (the cotangent as an input)
-        x, g = _pack_input(geom, x), _pack_input(replace(geom, cin=geom.cout, si=geom.so), g)
-        defines = dict(p.defines)
-    elif half and not _HALF_STORAGE <= rt.device.features:  # the float32 kernel on widened copies
-        return _record_wgrad(geom, _to32(x), _to32(g), wshape).astype(dtypes.float16)
-    else:  # conv_wgrad.comp, reading halves in place where they are float16 (a first layer's
-        # cotangent widened cost ~30 us of 324 on an H100)
-        p = plan("wgrad", geom)
-        defines = dict(p.defines, HALF_IN=1) if half else dict(p.defines)
     if geom.n == 0:
         dw = zeros(wshape, dtypes.float32)
         return dw.astype(dtypes.float16) if half else dw
+    p = plan("wgrad16", geom) if half else None
+    if p is not None:
+        return _record_wgrad_coopmat(geom, p, x, g, wshape)
+    if half and not _HALF_STORAGE <= rt.device.features:  # the float32 kernel on widened copies
+        return _record_wgrad(geom, _to32(x), _to32(g), wshape).astype(dtypes.float16)
+    # conv_wgrad.comp, reading float16 operands in place (a first layer's cotangent widened cost
+    # ~30 us of 324 on an H100)
+    p = plan("wgrad", geom)
     dw = Array.empty(wshape, dtypes.float32)
-    k = rt.kernel(p.shader, defines, p.workgroup, p.spec)
+    k = rt.kernel(p.shader, dict(p.defines, HALF_IN=1) if half else dict(p.defines), p.workgroup, p.spec)
     if p.splits == 1:
         k([x.buffer, g.buffer, dw.buffer], [x.offset, g.offset, dw.offset], p.grid)
     else:
@@ -851,6 +850,22 @@ def _record_wgrad(geom: _Geom, x: Array, g: Array, wshape: tuple) -> Array:
         red = rt.kernel("ops/conv_reduce.comp", {"MODE_SPLITS": 1}, wg)
         red([part.buffer, dw.buffer], [n, p.splits, part.offset, dw.offset], (groups_for(n, wg),))
     return dw.astype(dtypes.float16) if half else dw
+
+
+def _record_wgrad_coopmat(geom: _Geom, p: _Plan, x: Array, g: Array, wshape: tuple) -> Array:
+    """conv_coopmat_wgrad.comp on channels-last copies of x and of the cotangent (packed as the
+    input of a convolution with the cotangent's channels and positions), then its FINISH
+    dispatch: the splits summed into the weight's layout, in float16."""
+    rt = runtime.get()
+    xp, gp = _pack_input(geom, x), _pack_input(replace(geom, cin=geom.cout, si=geom.so), g)
+    n = geom.weight_size()
+    part = Array.empty((p.splits * n,), dtypes.float32)
+    rt.kernel(p.shader, dict(p.defines), p.workgroup, p.spec)(
+        [xp.buffer, gp.buffer, part.buffer], [xp.offset, gp.offset, part.offset], p.grid)
+    dw = Array.empty(wshape, dtypes.float16)
+    finish = rt.kernel(p.shader, {"FINISH": 1}, 256, p.spec)
+    finish([part.buffer, dw.buffer], [part.offset, dw.offset], (max(1, min(groups_for(n, 256), 4096)),))
+    return dw
 
 
 def _record_bgrad(geom: _Geom, g: Array) -> Array:

@@ -9,19 +9,22 @@
 #include "ops/conv_common.glsl"
 // float16 convolution backward-weight on cooperative matrices, float32 accumulation, on
 // channels-last copies (conv_pack.comp) of the input, xp[n][position][group][CIGP], and of the
-// cotangent, gp[n][output position][group][COGP]. Per group and tap a GEMM:
+// cotangent, gp[n][output position][group][COGP]. Per group and weight tap a GEMM:
 //   dW[j, c, tap] = sum over rows m = (batch, output position) of G[m, j] X[m, c]
-// where X[m, c] is the input at the position row m reads through this tap (zero on padding). A
-// step is BK rows m: a row of the G tile is BM consecutive halves of gp, a row of the X tile BN
-// consecutive halves of xp, both moved as 16-byte vectors into shared memory (row-major: m, j
-// and m, c); G is read as the GEMM's A in column-major order. The rows are split across
-// workgroups (SPLIT_STEPS steps each; conv_common.glsl); split s writes its float32 partial sums
-// at s * WTOT, laid out as the weight (strides W_G, W_J, W_C), as conv_wgrad.comp does
-// (conv_reduce.comp adds them), or with one split the result itself.
+// where X[m, c] is the input at the position row m reads through this tap (zero on padding and
+// holes; mirrored with FLIP). A step is BK rows m: a row of the G tile is BM consecutive halves
+// of gp, a row of the X tile BN consecutive halves of xp, both moved as 16-byte vectors into
+// shared memory (row-major: m, j and m, c); G is read as the GEMM's A in column-major order.
+// The rows are split across workgroups (SPLIT_STEPS steps each; conv_common.glsl): split s
+// writes float32 partial sums in the GEMM's order, part[s][g][tap][j][c] (c fastest: whole
+// fragments stored straight from the accumulators).
+// FINISH (a second dispatch, grid-stride over WTOT): dw = the sum of the splits, in the
+// weight's layout (strides W_G, W_J, W_C), rounded to float16.
 // Defines: BM (output channels per tile), BN (input channels per tile), BK (rows per step), all
 // multiples of 16 per subgroup; SG_M x SG_N subgroups of SGS invocations.
-// Bindings: 0 xp (uvec4), 1 gp (uvec4), 2 out (float). Push: xp, gp element offsets (multiples
-// of 8), out element offset. Grid: (channel tiles: output x input, KP taps, GROUPS * SPLITS).
+// Bindings: 0 xp (uvec4), 1 gp (uvec4), 2 part (float). Push: xp, gp element offsets (multiples
+// of 8), part element offset. Grid: (channel tiles: output x input, KP taps, GROUPS * SPLITS).
+// FINISH bindings: 0 part, 1 dw (float16). Push: part, dw element offsets.
 #ifndef BM
 #define BM 64
 #endif
@@ -42,6 +45,26 @@
 #endif
 // @variants
 // @variants BM=128 BN=128 SG_M=2 SG_N=4
+// @variants FINISH=1
+
+#ifdef FINISH
+layout(push_constant) uniform Push { int part_off; int dw_off; } pc;
+layout(std430, binding = 0) readonly buffer Part { float part_[]; };
+layout(std430, binding = 1) writeonly buffer DW { float16_t dw_[]; };
+
+void main() {
+    GRID_STRIDE_LOOP(i, uint(WTOT)) {  // i in the GEMM's order: read coalesced
+        float sum = 0.0;
+        for (int k = 0; k < SPLITS; ++k) sum += part_[pc.part_off + k * WTOT + int(i)];
+        int c = int(i) % CIG;
+        int r = int(i) / CIG;
+        int j = r % COG;
+        r /= COG;
+        int kpos = r % KP, g = r / KP;
+        dw_[pc.dw_off + g * W_G + j * W_J + c * W_C + kpos] = float16_t(sum);
+    }
+}
+#else
 
 #define NTHREADS (SG_M * SG_N * SGS)
 #define WTM (BM / SG_M)
@@ -150,20 +173,27 @@ void main() {
         barrier();
     }
 
-    // Epilogue: fragment (j rows, c columns) through this subgroup's scratch, column-major.
+    // Epilogue: fragment (j rows, c columns) into part[split][g][kpos][j][c]: straight from the
+    // accumulator when whole and its rows are 16-byte aligned, else through this subgroup's
+    // scratch (row-major: consecutive lanes write consecutive c).
     const int lane = t % SGS;
+    const int base = pc.out_off + split * WTOT + (g * KP + kpos) * COG * CIG;
     UNROLL for (int i = 0; i < FM; ++i) {
         UNROLL for (int jf = 0; jf < FN; ++jf) {
-            coopMatStore(acc[i * FN + jf], Cs, sg * 256, 16, gl_CooperativeMatrixLayoutColumnMajor);
+            int fj = j0 + sm * WTM + i * 16, fc = c0 + sn * WTN + jf * 16;
+            if (fj + 16 <= COG && fc + 16 <= CIG && CIG % 4 == 0 && pc.out_off % 4 == 0) {
+                coopMatStore(acc[i * FN + jf], out_, base + fj * CIG + fc, CIG, gl_CooperativeMatrixLayoutRowMajor);
+                continue;
+            }
+            coopMatStore(acc[i * FN + jf], Cs, sg * 256, 16, gl_CooperativeMatrixLayoutRowMajor);
             subgroupMemoryBarrierShared();
             subgroupBarrier();
             for (int e = lane; e < 256; e += SGS) {
-                int j = j0 + sm * WTM + i * 16 + (e & 15);
-                int c = c0 + sn * WTN + jf * 16 + (e >> 4);
-                if (j < COG && c < CIG)
-                    out_[pc.out_off + split * WTOT + g * W_G + j * W_J + c * W_C + kpos] = Cs[sg * 256 + e];
+                int j = fj + (e >> 4), c = fc + (e & 15);
+                if (j < COG && c < CIG) out_[base + j * CIG + c] = Cs[sg * 256 + e];
             }
             subgroupBarrier();  // the scratch is read before the next fragment overwrites it
         }
     }
 }
+#endif
