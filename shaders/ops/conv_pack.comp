@@ -13,9 +13,13 @@
 // offsets (the destination's a multiple of 8). Bindings: 0 source (halves), 1 destination (uvec4).
 // PACK_X grid: (ceil(SI / 64), GROUPS * ceil(CIGP / 64), NB), 256 invocations, a 64 x 64 tile of
 // (channel, position) transposed through shared memory: both sides coalesced.
-// PACK_W grid: any (grid-stride), one 16-byte vector per invocation and round.
+// PACK_W grid: any (grid-stride), one 16-byte vector per invocation and round (8 halves gathered
+// W_J apart). PACK_W with W_TILED, for a weight whose (channel, tap) block of each output channel
+// is contiguous (W_C = KP, W_J = CIG * KP: a forward convolution's), transposes 64 x 64 tiles of
+// (output channel) x (flat channel and tap) through shared memory instead: grid
+// (ceil(CIGP * KP / 64), ceil(COGP / 64), GROUPS), 256 invocations.
 // @variants PACK_X=1
-// @variants PACK_W=1
+// @variants PACK_W=1 ?W_TILED
 layout(push_constant) uniform Push { int src_off; int dst_off; } pc;
 layout(std430, binding = 0) readonly buffer Src { float16_t src_[]; };
 layout(std430, binding = 1) writeonly buffer Dst { uvec4 dst4[]; };
@@ -28,10 +32,11 @@ uvec4 pack8(float16_t h[8]) {
                  packFloat2x16(f16vec2(h[4], h[5])), packFloat2x16(f16vec2(h[6], h[7])));
 }
 
+const int T = 64;                       // tile edge of the transposes
+shared float16_t tile[T][T + 2];        // [row][column] of the source
+
 #ifdef PACK_X
-const int T = 64;                       // tile edge (channels and positions)
 const int CBLK = (CIGP + T - 1) / T;    // channel tiles per group
-shared float16_t tile[T][T + 2];        // [channel][position]
 
 void main() {
     const int t = int(gl_LocalInvocationIndex);
@@ -56,6 +61,33 @@ void main() {
         float16_t h[8];
         for (int k = 0; k < 8; ++k) h[k] = tile[8 * c8 + k][p];
         dst4[pc.dst_off / 8 + ((n * SI + p0 + p) * GROUPS + g) * (CIGP / 8) + (c0 / 8 + c8)] = pack8(h);
+    }
+}
+#elif defined(PACK_W) && defined(W_TILED)
+void main() {
+    const int t = int(gl_LocalInvocationIndex);
+    const int f0 = int(gl_WorkGroupID.x) * T;   // flat (channel, tap) = c * KP + kpos, c < CIGP
+    const int j0 = int(gl_WorkGroupID.y) * T;
+    const int g = int(gl_WorkGroupID.z);
+    // Read: consecutive invocations along (channel, tap) of one output channel (contiguous).
+    for (int e = 0; e < T * T / int(WG_SIZE); ++e) {
+        int idx = t + e * int(WG_SIZE);
+        int jj = idx / T, f = f0 + idx % T;
+        float16_t v = float16_t(0.0);
+        if (j0 + jj < COG && f < CIG * KP) v = src_[pc.src_off + g * W_G + (j0 + jj) * W_J + f];
+        tile[jj][idx % T] = v;
+    }
+    barrier();
+    // Write: consecutive invocations along the output channels of one (channel, tap) row.
+    for (int e = 0; e < T * T / 8 / int(WG_SIZE); ++e) {
+        int idx = t + e * int(WG_SIZE);
+        int ff = idx / (T / 8), j8 = idx % (T / 8);
+        int f = f0 + ff;
+        if (f >= CIGP * KP || j0 + 8 * j8 >= COGP) continue;
+        int c = f / KP, kpos = f - c * KP;
+        float16_t h[8];
+        for (int k = 0; k < 8; ++k) h[k] = tile[8 * j8 + k][ff];
+        dst4[pc.dst_off / 8 + ((g * KP + kpos) * CIGP + c) * (COGP / 8) + j0 / 8 + j8] = pack8(h);
     }
 }
 #elif defined(PACK_W)
