@@ -30,9 +30,11 @@ Kernels (shaders/ops/):
                     channels) and 1x1 convolutions, where packing does not pay.
   conv_coopmat_wgrad.comp  float16 backward-weight: a GEMM per tap over (batch, output position)
                     on channels-last copies of x and the cotangent, split like conv_wgrad.comp.
-                    Where the device lacks cooperative matrices, below 16 output channels per
-                    group (forward), or with channel counts that pad badly (backward-weight),
-                    float16 runs the float32 kernels on widened copies.
+                    Where the device lacks cooperative matrices or below 16 output channels per
+                    group, float16 forward runs the float32 kernels on widened copies; float16
+                    backward-weight without a plan here (channel counts that pad badly, a first
+                    layer's 3) runs conv_wgrad.comp reading the halves in place (widened copies
+                    only without 16-bit storage).
 Backward-input is a forward convolution of the cotangent: the flipped, channel-transposed weight,
 input dilation = the forward stride, stride = the forward input dilation. Where input dilation
 meets stride 1 (backward-input of a strided convolution, a transposed convolution), conv_gemm
@@ -631,20 +633,25 @@ _PACKED = "ops/conv_coopmat_packed.comp"
 _PACK = "ops/conv_pack.comp"
 
 
-def _packs_well(geom: _Geom, kp: int) -> bool:
-    """Whether the channels-last kernel pays for its packing: channels are padded to a multiple of
-    8, which costs little from 16 channels per group on (first layers gather instead), and with
-    one tap the gathering kernel's loads are as contiguous (H100, 1x1 with 128 channels: 35
-    TFLOP/s gathering, 23 packed)."""
-    return kp > 1 and (geom.cig % 8 == 0 or geom.cig >= 16)
+def _pads_well(channels: int) -> bool:
+    """Channels padded to a multiple of 8 (the packed kernels' 16-byte vectors) waste little:
+    from 16 channels per group on, or a multiple of 8 (first layers' 3 do not)."""
+    return channels % 8 == 0 or channels >= 16
+
+
+def _packing_fits(geom: _Geom, devkey: tuple) -> bool:
+    """conv_pack.comp's PACK_X grid (positions / 64, groups x channel tiles, batch) within the
+    device's dispatch limits, for x and for the cotangent."""
+    max_count = devkey[4]
+    return geom.n <= max_count[2] and geom.groups * -(-max(geom.cig, geom.cog) // 64) <= max_count[1]
 
 
 @functools.lru_cache(maxsize=256)
 def _plan_coopmat(geom: _Geom, has_bias: bool, devkey: tuple, cfg_raw: str) -> _Plan:
     """float16 on cooperative matrices: conv_coopmat_packed.comp on channels-last copies
-    (conv_pack.comp) where the channels per group allow (_packs_well), else conv_coopmat.comp,
-    which gathers halves from the original layout. BM x BN tiles (BN the power of two >= the
-    group's output channels, 16 to 64), 8 subgroups.
+    (conv_pack.comp) where they pay, else conv_coopmat.comp, which gathers halves from the
+    original layout. BM x BN tiles (BN the power of two >= the group's output channels, 16 to
+    64, to 128 when packed), 8 subgroups.
     conv_coopmat.comp, H100 sweeps: BK 16 against 32: 65 TFLOP/s against 50 for the forward
     n32 c64 56x56 3x3, 21 against 16 for a 7x7 first layer (50 against 55 for n8 c256 28x28);
     BN 64 against 128: 35 against 24 for a 1x1 with 128 channels, 51 against 50 for n8 c256;
@@ -656,10 +663,11 @@ def _plan_coopmat(geom: _Geom, has_bias: bool, devkey: tuple, cfg_raw: str) -> _
         nph = 1
     rows = geom.n * math.prod(-(-o // i) for o, i in zip(geom.so, geom.id)) if nph > 1 else geom.rows
     kp = math.prod(-(-k // i) for k, i in zip(geom.k, geom.id)) if nph > 1 else geom.kp
-    packed = cfg.get("path", "packed" if _packs_well(geom, kp) else "coopmat") == "packed"
-    # The packing grid: (positions / 64, groups x channel tiles, batch).
-    if packed and (geom.n > max_count[2] or geom.groups * -(-geom.cig // 64) > max_count[1]):
-        packed = False
+    # Packing pays from 16 channels per group on and with more than one tap: with one, the
+    # gathering kernel's loads are as contiguous (H100, 1x1 with 128 channels: 35 TFLOP/s
+    # gathering, 23 packed).
+    packs = kp > 1 and _pads_well(geom.cig)
+    packed = cfg.get("path", "packed" if packs else "coopmat") == "packed" and _packing_fits(geom, devkey)
     # H100, n8 c256 28x28 3x3 forward, packed: 128 x 128 tiles of 2 x 4 subgroups 86 TFLOP/s,
     # 128 x 64 of 4 x 2 64.
     widest = 128 if packed and geom.cog >= 128 else 64
@@ -701,11 +709,6 @@ def _plan_coopmat(geom: _Geom, has_bias: bool, devkey: tuple, cfg_raw: str) -> _
 _WGRAD16 = "ops/conv_coopmat_wgrad.comp"
 
 
-def _pads_well(channels: int) -> bool:
-    """Channels padded to a multiple of 8 (the packed kernels' vectors) waste little."""
-    return channels % 8 == 0 or channels >= 16
-
-
 @functools.lru_cache(maxsize=256)
 def _plan_wgrad_coopmat(geom: _Geom, devkey: tuple, cfg_raw: str) -> _Plan | None:
     """conv_coopmat_wgrad.comp for float16 backward-weight, or None where conv_wgrad.comp runs
@@ -715,7 +718,8 @@ def _plan_wgrad_coopmat(geom: _Geom, devkey: tuple, cfg_raw: str) -> _Plan | Non
     least 32 x 32 (H100, n32 c64 3x3: 4 subgroups of 32 x 32 on a 64 x 64 tile 58 TFLOP/s, 8 of
     16 x 32 37), the rows split to fill about two workgroups per multiprocessor."""
     cfg = _parse_config(cfg_raw)["wgrad16"]
-    if devkey is None or cfg.get("path") == "cast" or not (_pads_well(geom.cig) and _pads_well(geom.cog)):
+    if (devkey is None or cfg.get("path") == "cast" or not (_pads_well(geom.cig) and _pads_well(geom.cog))
+            or not _packing_fits(geom, devkey)):
         return None
     _, _, max_shared, max_inv, max_count, sgs, _ = devkey
     width = lambda c: min(128, max(16, 1 << (c - 1).bit_length()))  # noqa: E731

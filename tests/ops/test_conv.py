@@ -608,6 +608,10 @@ def test_float16_backward_weight_plans():
     assert conv_mod._plan_wgrad_coopmat(geom(16, 3, 64, 7, 64, 2, 3), _h100_key(), "") is None
     assert conv_mod._plan_wgrad_coopmat(geom(8, 256, 28, 3, 256), _h100_key(), "wgrad16.path=cast") is None
     assert conv_mod._plan_wgrad_coopmat(geom(8, 256, 28, 3, 256), None, "") is None
+    # A batch beyond the packing grid's z limit (65535): neither packed kernel.
+    huge = geom(70000, 16, 2, 1, 16, p=0)
+    assert conv_mod._plan_wgrad_coopmat(huge, _h100_key(), "") is None
+    assert conv_mod._plan_coopmat(huge, False, _h100_key(), "f16.path=packed").shader == "ops/conv_coopmat.comp"
     with pytest.raises(ValueError, match="backward-weight plan"):
         conv_mod._plan_wgrad_coopmat(geom(8, 256, 28, 3, 256), _h100_key(), "wgrad16.BM=24")
 
