@@ -15,11 +15,10 @@ from benchmarks.common import gbps, poisoned, time_torch, time_vk
 
 NAME = "scan"
 _ALGORITHMS = ("decoupled", "reduce_then_scan")
-_TUNE = [  # the look-back first (window = lookback * subgroup size), then the tile shape
+_TUNE = [  # the look-back first (window = lookback * subgroup size), then the tile shape and layout
     {"static_tiles": False}, {"lookback": 2}, {"subgroup_lookback": False}, {"spin": 8}, {"spin": 1024},
-    {"layout": "striped"}, {"layout": "staged", "workgroup": 256}, {"items": 8}, {"items": 16},
-    {"workgroup": 256}, {"workgroup": 384}, {"workgroup": 640}, {"workgroup": 1024, "items": 8},
-    {"workgroup": 256, "items": 16},
+    {"items": 8}, {"items": 12}, {"workgroup": 128}, {"workgroup": 512}, {"workgroup": 1024, "items": 8},
+    {"layout": "blocked", "workgroup": 512, "items": 12}, {"layout": "staged"},
 ]
 
 

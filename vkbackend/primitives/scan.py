@@ -56,13 +56,16 @@ STATE_HEADER = 8  # words before the tile states in the chained scan's state buf
 @dataclasses.dataclass(frozen=True)
 class Tuning:
     """Tunables, read at each call: replace `TUNING` (dataclasses.replace) to try others."""
-    workgroup: int = 512       # invocations per tile workgroup
-    items: int = 12            # elements per invocation (a multiple of 4: vec4 loads and stores;
-                               # H100, 64M, 512 wide: 8 1992 GB/s, 12 2321, 16 2184, 20+ spill)
-    layout: str = "blocked"    # a tile over the threads (scan.comp): "blocked", "staged" (through
-                               # shared memory) or "striped" (a contiguous run per subgroup;
-                               # "blocked" where the device lacks subgroup arithmetic). H100, 64M,
-                               # the defaults: blocked 2313 GB/s, striped 1631, staged (256) 1611
+    workgroup: int = 256       # invocations per tile workgroup
+    items: int = 16            # elements per invocation (a multiple of 4: vec4 loads and stores;
+                               # H100, 64M, striped, 256 wide: 16 2491 GB/s; 512 wide: 8 2156,
+                               # 12 2293, 16 2475, 20 and more spill registers (1216-1480))
+    layout: str = "striped"    # a tile over the threads (scan.comp): "striped" (a contiguous run
+                               # per subgroup, coalesced; "blocked" where the device lacks subgroup
+                               # arithmetic), "blocked" or "staged" (through shared memory). H100,
+                               # 64M, 512 x 12, the kernel without its look-back (timing only):
+                               # striped 2881 GB/s (copy 2824), blocked 2004: a blocked quad run
+                               # per invocation leaves each warp access half a sector per lane
     lookback: int = 1          # predecessor states each look-back walker reads per round: with
                                # subgroup arithmetic a window of lookback * subgroup size tiles
     subgroup_lookback: bool = True  # the look-back walks with a whole subgroup where it can
