@@ -537,6 +537,41 @@ def test_float16_transposed_and_general(rng):
                                           kw["kernel_dilation"], kw["input_dilation"], 1, True))
 
 
+@pytest.mark.parametrize("kw", [
+    # wide enough (16 channels and more) for the packed kernels where the device has them
+    dict(stride=(1, 2), padding_lo=(2, 0), padding_hi=(0, 1), kernel_dilation=(1, 2), input_dilation=(2, 1),
+         flip=True),                                          # phase split on one axis, mirrored taps
+    dict(stride=1, padding_lo=1, padding_hi=2, kernel_dilation=2, input_dilation=2),  # not coprime: holes
+    dict(stride=2, padding_lo=0, padding_hi=-1, groups=2),   # negative padding crops, two groups
+])
+def test_float16_general_on_wide_channels(rng, kw):
+    x, w = _half(rng, 2, 32, 6, 7), _half(rng, 24, 32 // kw.get("groups", 1), 3, 2, scale=0.2)
+    y = vk.conv_general(x, w, **kw)
+    ref = ref_conv_general(x, w, kw["stride"], kw["padding_lo"], kw["padding_hi"], kw.get("kernel_dilation", 1),
+                           kw.get("input_dilation", 1), kw.get("groups", 1), kw.get("flip", False))
+    close16(y.numpy(), ref)
+    g = _half(rng, *y.shape)
+    dx, dw = vk.conv_general_vjp(x, w, g, **kw)
+    # The adjoint identities, in float64: <conv(x), g> = <x, dx> = <w, dw>. Each float16 element
+    # of dx (dw) is within 2^-11 of its float32 sum, so each inner product is within a few 2^-11
+    # of the sum of its terms' magnitudes.
+    want = float((ref * g.astype(np.float64)).sum())
+    for a, da in ((x, dx), (w, dw)):
+        terms = a.astype(np.float64) * da.numpy().astype(np.float64)
+        assert abs(terms.sum() - want) <= 2e-3 * max(np.abs(terms).sum(), np.abs(ref * g.astype(np.float64)).sum())
+
+
+def test_float16_3d_on_wide_channels(rng):
+    x, w = _half(rng, 2, 16, 5, 6, 7), _half(rng, 24, 16, 3, 3, 3, scale=0.2)
+    params = dict(stride=(1, 2, 1), padding=1, dilation=(1, 1, 2), groups=1)
+    close16(vk.conv3d(x, w, **params).numpy(), ref_conv(x, w, **params))
+    g = _half(rng, *vk.conv3d(x, w, **params).shape)
+    dx, dw = vk.conv_vjp(x, w, g, **params)
+    ref_dx, ref_dw = _ref_vjp(x, w, g, **params)
+    close16(dx.numpy(), ref_dx)
+    close16(dw.numpy(), ref_dw)
+
+
 def test_float16_transposed_weight_gradient(rng):
     """dweight of conv_transpose2d in float16 (the weight read transposed and mirrored by the
     backward-weight kernels) against a float64 sum written from the definition:
