@@ -615,6 +615,8 @@ def _plan_wgrad(geom: _Geom, devkey: tuple, cfg_raw: str) -> _Plan:
 
 
 _COOPMAT_MIN_COG = 16  # output channels per group below which float16 takes the float32 kernels
+# What the float32 kernels need to read float16 operands in place (HALF_IN).
+_HALF_STORAGE = frozenset({"storageBuffer16BitAccess", "shaderFloat16"})
 _COOPMAT_FEATURES = frozenset({"cooperativeMatrix", "shaderFloat16", "storageBuffer16BitAccess",
                                "vulkanMemoryModel"})
 
@@ -782,17 +784,19 @@ def uses_coopmat(geom: _Geom) -> bool:
 
 def _record_forward(geom: _Geom, x: Array, w: Array, b: Array | None) -> Array:
     rt = runtime.get()
+    if math.prod(geom.out_shape()) == 0:
+        return Array.empty(geom.out_shape(), x.dtype)
     half = x.dtype == dtypes.float16
-    if half and not uses_coopmat(geom):
-        # No cooperative matrices (or a GEMM too narrow for 16-wide fragments: the first layer's
-        # backward-input ran at 2.9 TFLOP/s on them, 7.3 in the narrow float32 kernel): the
-        # float32 kernels on widened copies, rounded back.
+    coop = half and uses_coopmat(geom)
+    p = plan("forward16" if coop else "forward", geom, b is not None)
+    # float16 without cooperative matrices (or a GEMM too narrow for 16-wide fragments: the first
+    # layer's backward-input ran at 2.9 TFLOP/s on them, 7.3 in the narrow float32 kernel): the
+    # float32 kernels, conv_gemm.comp reading the halves in place (HALF_IN), else on widened copies.
+    half_in = half and not coop
+    if half_in and (p.shader != "ops/conv_gemm.comp" or not _HALF_STORAGE <= rt.device.features):
         return _record_forward(geom, _to32(x), _to32(w), _to32(b)).astype(dtypes.float16)
-    y = Array.empty(geom.out_shape(), x.dtype)
-    if y.size == 0:
-        return y
-    p = plan("forward16" if half else "forward", geom, b is not None)
-    k = rt.kernel(p.shader, dict(p.defines), p.workgroup, p.spec)
+    y = Array.empty(geom.out_shape(), dtypes.float32 if half_in else x.dtype)
+    k = rt.kernel(p.shader, dict(p.defines, HALF_IN=1) if half_in else dict(p.defines), p.workgroup, p.spec)
     if p.shader == _PACKED:
         x, w = _pack_input(geom, x), _pack_weight(geom, w)
     bb = b if b is not None else w
@@ -800,7 +804,7 @@ def _record_forward(geom: _Geom, x: Array, w: Array, b: Array | None) -> Array:
     if p.shader == "ops/conv_direct.comp":
         push.append(y.size)
     k([x.buffer, w.buffer, bb.buffer, y.buffer], push, p.grid)
-    return y
+    return y.astype(dtypes.float16) if half_in else y
 
 
 def _pack_input(geom: _Geom, x: Array) -> Array:
@@ -830,9 +834,6 @@ def _pack_weight(geom: _Geom, w: Array) -> Array:
         grid = (max(1, min(groups_for(wp.size // 8, 256), 4096)),)
     k([w.buffer, wp.buffer], [w.offset, wp.offset], grid)
     return wp
-
-
-_HALF_STORAGE = frozenset({"storageBuffer16BitAccess", "shaderFloat16"})
 
 
 def _record_wgrad(geom: _Geom, x: Array, g: Array, wshape: tuple) -> Array:
@@ -880,17 +881,19 @@ def _record_wgrad_coopmat(geom: _Geom, p: _Plan, x: Array, g: Array, wshape: tup
 
 
 def _record_bgrad(geom: _Geom, g: Array) -> Array:
-    if g.dtype == dtypes.float16:
+    rt = runtime.get()
+    half = g.dtype == dtypes.float16
+    if half and not _HALF_STORAGE <= rt.device.features:
         return _record_bgrad(geom, _to32(g)).astype(dtypes.float16)
     if geom.n == 0:
-        return zeros((geom.cout,), dtypes.float32)
-    db = Array.empty((geom.cout,), dtypes.float32)
-    rt = runtime.get()
-    wg = 64 if rt.device.is_software else 256
-    red = rt.kernel("ops/conv_reduce.comp", {"MODE_BIAS": 1}, wg)
-    grid = (max(1, min(geom.cout, rt.device.max_workgroup_count[0])),)
-    red([g.buffer, db.buffer], [geom.n, geom.cout, math.prod(geom.so), g.offset, db.offset], grid)
-    return db
+        db = zeros((geom.cout,), dtypes.float32)
+    else:
+        db = Array.empty((geom.cout,), dtypes.float32)
+        wg = 64 if rt.device.is_software else 256
+        red = rt.kernel("ops/conv_reduce.comp", {"MODE_BIAS": 1, "HALF_IN": 1} if half else {"MODE_BIAS": 1}, wg)
+        grid = (max(1, min(geom.cout, rt.device.max_workgroup_count[0])),)
+        red([g.buffer, db.buffer], [geom.n, geom.cout, math.prod(geom.so), g.offset, db.offset], grid)
+    return db.astype(dtypes.float16) if half else db
 
 
 # ----------------------------------------------------------------------------------------------

@@ -1,6 +1,13 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : enable
+#if HALF_IN
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_EXT_shader_16bit_storage : require
+#define IN_T float16_t
+#else
+#define IN_T float
+#endif
 #include "lib/common.glsl"
 #include "ops/conv_common.glsl"
 // Convolution forward (and backward-input, as a convolution of the cotangent) by implicit GEMM:
@@ -83,6 +90,8 @@
 // @variants BM=128 BN=128 BK=16 TM=8 TN=8 GATHER=1
 // @variants BM=32 BN=4 BK=8 TM=4 TN=4 GATHER=2 TABLE_N=160 NO_UNROLL
 // @variants NARROW=1 NN=4|8 RT=2 KC=32 CU=1|8 ?PHASED ?HAS_BIAS
+// @variants NARROW=1 NN=8 RT=2 KC=32 CU=8 PHASED=1 HAS_BIAS=1 HALF_IN=1
+// @variants GATHER=0|1|2 TABLE_N=160 HAS_BIAS=1 HALF_IN=1 NO_UNROLL
 // @variants NARROW=1 NN=4 RT=1 KC=8 NO_UNROLL
 
 #define NT_M (BM / TM)
@@ -100,9 +109,10 @@
 #define BROW (BN / 4 + (B_J_FAST != 0 ? 0 : 1))
 
 layout(push_constant) uniform Push { int x_off; int w_off; int b_off; int y_off; } pc;
-layout(std430, binding = 0) readonly buffer X { float x_[]; };
-layout(std430, binding = 1) readonly buffer W { float w_[]; };
-layout(std430, binding = 2) readonly buffer B { float b_[]; };
+// HALF_IN: x, the weight and the bias are float16, widened as they are loaded (y stays float32).
+layout(std430, binding = 0) readonly buffer X { IN_T x_[]; };
+layout(std430, binding = 1) readonly buffer W { IN_T w_[]; };
+layout(std430, binding = 2) readonly buffer B { IN_T b_[]; };
 layout(std430, binding = 3) writeonly buffer Y { float y_[]; };
 
 #if !NARROW

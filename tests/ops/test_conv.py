@@ -593,22 +593,35 @@ def test_float16_transposed_weight_gradient(rng):
 
 
 @pytest.mark.parametrize("storage16", [True, False])
-def test_float16_weight_gradient_in_the_float32_kernel(rng, monkeypatch, storage16):
-    """Backward-weight of 3 input channels (no cooperative-matrix plan on any device):
-    conv_wgrad.comp reading the halves in place where the device stores 16-bit values, else on
-    widened copies."""
+def test_float16_in_the_float32_kernels(rng, monkeypatch, storage16):
+    """A first layer (3 input channels) in float16, every pass: where no cooperative-matrix plan
+    applies (the weight and input gradients here on any device), the float32 kernels read the
+    halves in place where the device stores 16-bit values, else run on widened copies."""
     rt = runtime.get()
     if not storage16:
         monkeypatch.setattr(rt, "device", dataclasses.replace(
             rt.device, features=rt.device.features - {"storageBuffer16BitAccess"}))
     widened, to32 = [], conv_mod._to32
-    monkeypatch.setattr(conv_mod, "_to32", lambda a: widened.append(a) or to32(a))
-    x, w = _half(rng, 2, 3, 9, 10), _half(rng, 16, 3, 3, 3, scale=0.3)
+
+    def spy(a):
+        if a is not None:
+            widened.append(a)
+        return to32(a)
+    monkeypatch.setattr(conv_mod, "_to32", spy)
+    x, w, b = _half(rng, 2, 3, 9, 10), _half(rng, 16, 3, 3, 3, scale=0.3), _half(rng, 16)
     params = dict(stride=2, padding=1, dilation=1, groups=1)
-    g = _half(rng, 2, 16, 5, 5)
-    _, dw = vk.conv_vjp(x, w, g, input_grad=False, **params)
-    close16(dw.numpy(), _ref_vjp(x, w, g, **params)[1])
-    assert len(widened) == (0 if storage16 else 2)  # x and the cotangent
+    y = vk.conv2d(x, w, b, **params)
+    close16(y.numpy(), ref_conv(x, w, **params) + b.astype(np.float64)[:, None, None])
+    g = _half(rng, *y.shape)
+    dx, dw, db = vk.conv_vjp(x, w, g, bias_grad=True, **params)
+    ref_dx, ref_dw = _ref_vjp(x, w, g, **params)
+    close16(dx.numpy(), ref_dx)
+    close16(dw.numpy(), ref_dw)
+    close16(db.numpy(), g.astype(np.float64).sum(axis=(0, 2, 3)))
+    if storage16:
+        assert not widened
+    else:  # at least the input gradient's cotangent and weight, the weight gradient's x and g, db's g
+        assert len(widened) >= 5
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
