@@ -580,6 +580,19 @@ def _plan_forward(geom: _Geom, has_bias: bool, devkey: tuple, cfg_raw: str) -> _
     return _Plan("ops/conv_gemm.comp", defines, nt, geom.spec(), grid, flops=geom.flops())
 
 
+def _split_rows(geom: _Geom, cfg: dict, default: int, nsteps: int, max_count: tuple) -> tuple:
+    """(splits, steps per split) of a backward-weight reduction of `nsteps` steps: cfg's splits or
+    `default`, the latter capped so the float32 partial sums take at most 64 MiB; never more
+    splits than steps or than the grid's z allows, and none empty."""
+    if "splits" in cfg:
+        splits = cfg["splits"]
+    else:
+        splits = min(default, (64 << 20) // max(1, 4 * geom.weight_size()))
+    splits = max(1, min(splits, nsteps, max_count[2] // geom.groups))
+    split_steps = -(-nsteps // splits)
+    return -(-nsteps // split_steps), split_steps
+
+
 @functools.lru_cache(maxsize=256)
 def _plan_wgrad(geom: _Geom, devkey: tuple, cfg_raw: str) -> _Plan:
     cfg = _parse_config(cfg_raw)["wgrad"]
@@ -591,19 +604,11 @@ def _plan_wgrad(geom: _Geom, devkey: tuple, cfg_raw: str) -> _Plan:
         raise ValueError(f"conv backward-weight: {geom.ktot} x {geom.cog} weight tiles exceed the device's "
                          f"dispatch limits {max_count}")
     nsteps = max(1, -(-geom.rows // bk))
-    if "splits" in cfg:
-        splits = max(1, cfg["splits"])
-    else:
-        # About 4 workgroups per multiprocessor, rounded down to whole waves of two per
-        # multiprocessor (rounding up left a nearly empty third wave: n8 c256 3x3, 36 tiles
-        # x 15 splits = 540 workgroups over 264 slots).
-        target = 8 if devkey[1] else 4 * _SM_ESTIMATE
-        splits = max(1, min(target // tiles, nsteps // 16, 256))
-        # Partial sums: at most 64 MiB.
-        splits = max(1, min(splits, (64 << 20) // max(1, 4 * geom.weight_size())))
-    splits = max(1, min(splits, nsteps, max_count[2] // geom.groups))
-    split_steps = -(-nsteps // splits)
-    splits = -(-nsteps // split_steps)  # no empty splits
+    # About 4 workgroups per multiprocessor, rounded down to whole waves of two per
+    # multiprocessor (rounding up left a nearly empty third wave: n8 c256 3x3, 36 tiles
+    # x 15 splits = 540 workgroups over 264 slots).
+    target = 8 if devkey[1] else 4 * _SM_ESTIMATE
+    splits, split_steps = _split_rows(geom, cfg, min(target // tiles, nsteps // 16, 256), nsteps, max_count)
     defines = (("BM", bm), ("BN", bn), ("BK", bk), ("TM", tm), ("TN", tn))
     if devkey[1]:
         defines += (("NO_UNROLL", 1),)
@@ -737,16 +742,10 @@ def _plan_wgrad_coopmat(geom: _Geom, devkey: tuple, cfg_raw: str) -> _Plan | Non
                          f"{max_shared} bytes of shared memory (this needs {nt} and {shared})")
     tiles = -(-geom.cog // bm) * -(-geom.cig // bn)
     nsteps = max(1, -(-geom.rows // bk))
-    if "splits" in cfg:
-        splits = max(1, cfg["splits"])
-    else:
-        # About two workgroups per multiprocessor: more splits cost more than they fill (H100,
-        # n8 c256 3x3: 7 splits 60 TFLOP/s, 14 41; n32 c64: 29 splits 58, 64 44, 117 44).
-        splits = max(1, min(2 * _SM_ESTIMATE // (tiles * geom.kp * geom.groups), nsteps // 8, 256))
-        splits = max(1, min(splits, (64 << 20) // max(1, 4 * geom.weight_size())))  # partials: <= 64 MiB
-    splits = max(1, min(splits, nsteps, max_count[2] // geom.groups))
-    split_steps = -(-nsteps // splits)
-    splits = -(-nsteps // split_steps)  # no empty splits
+    # About two workgroups per multiprocessor: more splits cost more than they fill (H100,
+    # n8 c256 3x3: 7 splits 60 TFLOP/s, 14 41; n32 c64: 29 splits 58, 64 44, 117 44).
+    default = min(2 * _SM_ESTIMATE // (tiles * geom.kp * geom.groups), nsteps // 8, 256)
+    splits, split_steps = _split_rows(geom, cfg, default, nsteps, max_count)
     if tiles > max_count[0] or geom.kp > max_count[1] or geom.groups * splits > max_count[2]:
         return None
     defines = (("BM", bm), ("BN", bn), ("BK", bk), ("SG_M", sgm), ("SG_N", sgn), ("SGS", sgs))
