@@ -94,8 +94,10 @@ def test_qr_rank_deficient(rng, shape, rank):
     a = (rng.standard_normal((M, rank)) @ rng.standard_normal((rank, N))).astype(np.float32)
     q, r = qr_np(a)
     check_qr(a, q, r, diag=False)
-    # Beyond the rank, R is roundoff (float32 Householder: ~1e-5 of max|R| at n = 100, worst seen ~1e-4).
-    assert np.abs(r[rank:, rank:]).max(initial=0) <= 30 * max(M, N) * EPS * np.abs(r).max()
+    # Beyond the rank, R is roundoff, bounded by c n eps ||A||_F (backward stability). Over 60 draws
+    # per shape the largest c was 8.2 here and 1.8 for LAPACK's float32 QR; most draws give exact
+    # zeros. (Bounded by max|R| instead, which can be 8x below ||A||_F, 1 draw in 60 failed.)
+    assert np.abs(r[rank:, rank:]).max(initial=0) <= 30 * max(M, N) * EPS * np.linalg.norm(a)
 
 
 @pytest.mark.parametrize("shape", [(1, 1), (5, 3), (3, 5), (70, 70), (2, 40, 35)])
