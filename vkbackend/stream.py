@@ -55,6 +55,13 @@ class Stream:
         self._record(kp.OpTensorSyncDevice([buf.tensor]))
         self.stats["uploads"] += 1
 
+    def _await_other(self) -> None:
+        """Wait for the other sequence's submit if it is still running; it is complete after."""
+        other = 1 - self._cur
+        if self._seqs[other].is_running():
+            self._seqs[other].eval_await()
+        self.completed = max(self.completed, self._epochs[other])
+
     def _submit(self, wait: bool) -> None:
         seq = self._seqs[self._cur]
         self.submitted += 1
@@ -65,9 +72,7 @@ class Stream:
             seq.eval_async()
             return
         seq.eval()
-        other = self._seqs[1 - self._cur]
-        if other.is_running():
-            other.eval_await()
+        self._await_other()
         self.completed = self.submitted
         seq.clear()  # drops the recorded ops and the pipelines and buffers they held
 
@@ -76,9 +81,7 @@ class Stream:
         if self._ops == 0:
             return
         other = 1 - self._cur
-        if self._seqs[other].is_running():  # the other sequence must finish before it is re-recorded
-            self._seqs[other].eval_await()
-            self.completed = max(self.completed, self._epochs[other])
+        self._await_other()  # the other sequence must finish before it is re-recorded
         self._seqs[other].clear()
         self._submit(wait=False)
         self._cur = other
@@ -93,9 +96,7 @@ class Stream:
         chained scan's tile-state epochs) is wrong when run twice."""
         if not self._ops:
             return []
-        other = self._seqs[1 - self._cur]
-        if other.is_running():
-            other.eval_await()
+        self._await_other()
         took = []
         for i in range(times):
             t0 = time.perf_counter()
@@ -115,8 +116,6 @@ class Stream:
         if self._ops:
             self._submit(wait=True)
         else:
-            other = self._seqs[1 - self._cur]
-            if other.is_running():
-                other.eval_await()
+            self._await_other()
             self.completed = self.submitted
         self._pool.collect(self.completed)
