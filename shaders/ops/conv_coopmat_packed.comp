@@ -59,15 +59,11 @@
 #define WTN (BN / SG_N)        // columns of one subgroup's block
 #define FM (WTM / 16)
 #define FN (WTN / 16)
-// Vectors of 8 halves: per A row, per B row, and each invocation's share of a tile.
-#define AV_ROW (BK / 8)
-#define BV_ROW (BN / 8)
-#define AV ((BM * AV_ROW + NTHREADS - 1) / NTHREADS)
-#define BV ((BK * BV_ROW + NTHREADS - 1) / NTHREADS)
-#define LDA (AV_ROW + 1)       // shared row strides in vectors (16-byte padding: no bank conflicts)
-#define LDB (BV_ROW + 1)
-#define A_TILE (BM * LDA)
-#define B_TILE (BK * LDB)
+// The tiles (ops/conv_coopmat_stage.glsl): A is BM rows m of BK channels, B BK channels of BN.
+#define A_ROWS BM
+#define A_COLS BK
+#define B_ROWS BK
+#define B_COLS BN
 
 const int CIGP = (CIG + 7) / 8 * 8;
 const int COGP = (COG + 7) / 8 * 8;
@@ -79,9 +75,7 @@ layout(std430, binding = 1) readonly buffer W { uvec4 wp[]; };
 layout(std430, binding = 2) readonly buffer B { float16_t b_[]; };
 layout(std430, binding = 3) writeonly buffer Y { float16_t y_[]; };
 
-shared uvec4 As[2 * A_TILE];
-shared uvec4 Bs[2 * B_TILE];
-
+#include "ops/conv_coopmat_stage.glsl"
 #include "ops/conv_gemm_view.glsl"
 #include "ops/conv_coopmat_epilogue.glsl"
 
@@ -89,8 +83,6 @@ shared uvec4 Bs[2 * B_TILE];
 // its vector within a row; likewise for B.
 int a_row_x[AV];       // xp vector of (batch, group, channel vector) at position 0, or -1 past the last row
 ivec3 a_row_base[AV];  // first input coordinate per axis (row_window)
-
-struct Regs { uvec4 a[AV]; uvec4 b[BV]; };
 
 // Step s = (tap, channel chunk): the A and B vectors of this invocation, zeros outside.
 void load_step(int s, int t, int g, int j0, inout Regs r) {
@@ -109,17 +101,6 @@ void load_step(int s, int t, int g, int j0, inout Regs r) {
         int k = idx / BV_ROW, j8 = idx % BV_ROW;
         bool ok = idx < BK * BV_ROW && c0 + k < CIGP && j0 + 8 * j8 < COGP;
         r.b[e] = ok ? wp[wrow + k * (COGP / 8) + j8] : uvec4(0u);
-    }
-}
-
-void store_step(int buf, int t, Regs r) {
-    UNROLL for (int e = 0; e < AV; ++e) {
-        int idx = t + e * NTHREADS;
-        if (idx < BM * AV_ROW) As[buf * A_TILE + (idx / AV_ROW) * LDA + idx % AV_ROW] = r.a[e];
-    }
-    UNROLL for (int e = 0; e < BV; ++e) {
-        int idx = t + e * NTHREADS;
-        if (idx < BK * BV_ROW) Bs[buf * B_TILE + (idx / BV_ROW) * LDB + idx % BV_ROW] = r.b[e];
     }
 }
 

@@ -71,14 +71,12 @@ void main() {
 #define WTN (BN / SG_N)
 #define FM (WTM / 16)
 #define FN (WTN / 16)
-#define AV_ROW (BM / 8)        // vectors per row of the G tile, of the X tile, per invocation
-#define BV_ROW (BN / 8)
-#define AV ((BK * AV_ROW + NTHREADS - 1) / NTHREADS)
-#define BV ((BK * BV_ROW + NTHREADS - 1) / NTHREADS)
-#define LDA (AV_ROW + 1)       // shared row strides in vectors (16-byte padding)
-#define LDB (BV_ROW + 1)
-#define A_TILE (BK * LDA)
-#define B_TILE (BK * LDB)
+// The tiles (ops/conv_coopmat_stage.glsl): A is BK rows m of BM output channels (the cotangent),
+// B BK rows m of BN input channels (x).
+#define A_ROWS BK
+#define A_COLS BM
+#define B_ROWS BK
+#define B_COLS BN
 
 const int CIGP = (CIG + 7) / 8 * 8;
 const int COGP = (COG + 7) / 8 * 8;
@@ -90,13 +88,11 @@ layout(std430, binding = 0) readonly buffer X { uvec4 xp[]; };
 layout(std430, binding = 1) readonly buffer G { uvec4 gp[]; };
 layout(std430, binding = 2) writeonly buffer Out { float out_[]; };
 
-shared uvec4 As[2 * A_TILE];
-shared uvec4 Bs[2 * B_TILE];
+#include "ops/conv_coopmat_stage.glsl"
+
 shared float Cs[SG_M * SG_N * 256];  // one 16 x 16 scratch per subgroup, for the epilogue
 
 #define ACC coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
-
-struct Regs { uvec4 a[AV]; uvec4 b[BV]; };
 
 // Rows m0.. m0+BK-1 (below `end`) of both tiles into this invocation's registers.
 void load_step(int m0, int end, int t, int g, int j0, int c0, ivec3 taps, inout Regs r) {
@@ -113,17 +109,6 @@ void load_step(int m0, int end, int t, int g, int j0, int c0, ivec3 taps, inout 
         int off = plane_offset(window_base(out_coords(m - n * SO)), taps);
         bool ok = idx < BK * BV_ROW && m < end && off >= 0 && c0 + 8 * c8 < CIGP;
         r.b[e] = ok ? xp[pc.x_off / 8 + (n * SI + off) * XROW + g * (CIGP / 8) + c0 / 8 + c8] : uvec4(0u);
-    }
-}
-
-void store_step(int buf, int t, Regs r) {
-    UNROLL for (int e = 0; e < AV; ++e) {
-        int idx = t + e * NTHREADS;
-        if (idx < BK * AV_ROW) As[buf * A_TILE + (idx / AV_ROW) * LDA + idx % AV_ROW] = r.a[e];
-    }
-    UNROLL for (int e = 0; e < BV; ++e) {
-        int idx = t + e * NTHREADS;
-        if (idx < BK * BV_ROW) Bs[buf * B_TILE + (idx / BV_ROW) * LDB + idx % BV_ROW] = r.b[e];
     }
 }
 
