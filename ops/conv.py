@@ -72,6 +72,7 @@ from .. import dtypes, runtime
 from ..array import Array
 from ..primitives.creation import asarray, zeros
 from ..primitives.launch import groups_for
+from . import conv_winograd
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
            "conv_general", "conv_vjp", "conv_transpose_vjp", "conv_general_vjp"]
@@ -300,9 +301,9 @@ def _conv_params(fn, nd, wshape, stride, padding, dilation):
 # planning
 # ----------------------------------------------------------------------------------------------
 _KEYS = {"path", "gather", "phased", "BM", "BN", "BK", "TM", "TN", "splits", "gridx", "RT", "NN", "KC", "CU", "WG",
-         "SGM", "SGN"}
+         "SGM", "SGN", "WT"}
 _KINDS = ("fwd", "wgrad", "f16", "wgrad16")
-_WORDS = {"path": ("gemm", "direct", "narrow", "coopmat", "packed", "cast"), "gather": ("uniform", "flat", "table")}
+_WORDS = {"path": ("gemm", "direct", "narrow", "coopmat", "packed", "cast", "winograd"), "gather": ("uniform", "flat", "table")}
 
 
 @functools.lru_cache(maxsize=16)
@@ -755,7 +756,8 @@ def _plan_wgrad_coopmat(geom: _Geom, devkey: tuple, cfg_raw: str) -> _Plan | Non
 
 def plan(kind: str, geom: _Geom, has_bias: bool = False) -> _Plan | None:
     """The cached plan of a pass ('forward' also serves backward-input) on the open device;
-    'wgrad16' is None where float16 backward-weight runs the float32 kernels."""
+    'wgrad16' is None where float16 backward-weight runs the float32 kernels, 'winograd' None
+    where float32 backward-weight runs conv_wgrad.comp instead of conv_winograd.py."""
     dev = runtime.get().device
     raw = os.environ.get("VKBACKEND_CONV_CONFIG", "")
     if kind == "forward":
@@ -764,6 +766,8 @@ def plan(kind: str, geom: _Geom, has_bias: bool = False) -> _Plan | None:
         return _plan_coopmat(geom, has_bias, _coopmat_key(dev), raw)
     if kind == "wgrad16":
         return _plan_wgrad_coopmat(geom, _coopmat_key(dev), raw)
+    if kind == "winograd":
+        return conv_winograd.plan(geom, _device_key(dev), tuple(sorted(_parse_config(raw)["wgrad"].items())))
     return _plan_wgrad(geom, _device_key(dev), raw)
 
 
@@ -846,6 +850,9 @@ def _record_wgrad(geom: _Geom, x: Array, g: Array, wshape: tuple) -> Array:
         return _record_wgrad_coopmat(geom, p, x, g, wshape)
     if half and not _HALF_STORAGE <= rt.device.features:  # the float32 kernel on widened copies
         return _record_wgrad(geom, _to32(x), _to32(g), wshape).astype(dtypes.float16)
+    wp = None if half else plan("winograd", geom)
+    if wp is not None:
+        return conv_winograd.record(geom, wp, x, g, wshape)
     # conv_wgrad.comp, reading float16 operands in place (a first layer's cotangent widened cost
     # ~30 us of 324 on an H100)
     p = plan("wgrad", geom)

@@ -127,17 +127,20 @@ def run_vk(case: dict) -> dict:
             pl = fwd(geom.backward_input())
         else:
             fn = lambda: vk.conv_vjp(vx, vw, vg, stride=s, padding=p, input_grad=False)[1]  # noqa: E731
-            pl = (half and C.plan("wgrad16", geom)) or C.plan("wgrad", geom)
+            pl = (half and C.plan("wgrad16", geom)) or (not half and C.plan("winograd", geom)) or C.plan("wgrad", geom)
         with poisoned():
             got = fn().numpy()
         err = _sample_error(case, x, w, g, got)
         repeats = max(3, min(50, int(2e11 / _flops(case))))
         ms = time_vk(fn, repeats=repeats, replay=True)  # stateless: the same batch back to back
-        plan = f"{pl.shader.split('/')[-1]} {dict(pl.defines)} wg={pl.workgroup} grid={pl.grid}"
-        if case.get("dtype") == "float16" and not pl.shader.startswith("ops/conv_coopmat"):
-            plan = "float32 kernels on float16 widened and rounded back: " + plan
-        if pl.splits > 1:
-            plan += f" splits={pl.splits}"
+        if isinstance(pl, C.conv_winograd.WinogradPlan):
+            plan = pl.describe()
+        else:
+            plan = f"{pl.shader.split('/')[-1]} {dict(pl.defines)} wg={pl.workgroup} grid={pl.grid}"
+            if case.get("dtype") == "float16" and not pl.shader.startswith("ops/conv_coopmat"):
+                plan = "float32 kernels on float16 widened and rounded back: " + plan
+            if pl.splits > 1:
+                plan += f" splits={pl.splits}"
         return {"ms": ms, "tflops": tflops(_flops(case), ms), "max_rel_err": err, "plan": plan}
     except Exception as e:  # noqa: BLE001 - a failing config is reported, not fatal
         return {"error": f"{type(e).__name__}: {e}"}
