@@ -476,10 +476,11 @@ def test_float16_forward_and_vjp(rng, case):
 
 
 @pytest.mark.parametrize("config", ["f16.path=coopmat", "f16.BM=64,f16.BN=32,f16.BK=64,f16.SGM=2,f16.SGN=2",
+                                    "f16.BM=96,f16.SGM=2,f16.SGN=2",
                                     "wgrad16.splits=1", "wgrad16.BM=16,wgrad16.BN=32,wgrad16.BK=16,wgrad16.splits=3"])
 def test_float16_kernel_configs(rng, monkeypatch, config):
     """The cooperative-matrix kernels' other configurations (the gathering kernel on wide
-    channels; small tiles with long steps; backward-weight in one split, written directly, and
+    channels; small tiles with long steps; 96-row tiles; backward-weight in one split, written directly, and
     in three splits of short steps), forward and both backward
     passes; 9 reduction steps of 32 (odd) forward, 3 x 3 phased ones backward. Where the device
     has no cooperative matrices the float32 kernels run, as in the test above."""
@@ -686,11 +687,15 @@ def test_float16_plan_uses_cooperative_matrices_where_the_device_has_them():
     for gm in (first, one_tap):
         pl = conv_mod._plan_coopmat(gm, False, _h100_key(), "")
         assert pl.shader == "ops/conv_coopmat.comp" and dict(pl.defines)["BK"] == 16
-    # 128 output channels and more: 128-wide tiles of 2 x 4 subgroups.
-    wide = conv_mod._geometry("t", (2, 256, 8, 8), (256, 256, 3, 3), 2, (1, 1), (1, 1), (1, 1), (1, 1), (1, 1),
-                              1, False, False)
-    d = dict(conv_mod._plan_coopmat(wide, False, _h100_key(), "").defines)
-    assert (d["BM"], d["BN"], d["SG_M"], d["SG_N"]) == (128, 128, 2, 4)
+    # 128 output channels and more: 128-wide tiles of 2 x 4 subgroups, of 96 rows where that
+    # spreads the tiles more evenly over the (132) multiprocessors: n8 c256 28x28 runs 66 x 2
+    # tiles, 32 x 56 x 56 positions 784 x 2 of 128 rows (12 waves either way).
+    for (n, h), want in (((8, 28), (96, 128, 2, 4, 66)), ((32, 56), (128, 128, 2, 4, 784)), ((2, 8), (96, 128, 2, 4, 2))):
+        wide = conv_mod._geometry("t", (n, 256, h, h), (256, 256, 3, 3), 2, (1, 1), (1, 1), (1, 1), (1, 1), (1, 1),
+                                  1, False, False)
+        pl = conv_mod._plan_coopmat(wide, False, _h100_key(), "")
+        d = dict(pl.defines)
+        assert (d["BM"], d["BN"], d["SG_M"], d["SG_N"], pl.grid[0]) == want
     assert conv_mod._plan_coopmat(geom, False, _h100_key(), "f16.path=coopmat").shader == "ops/conv_coopmat.comp"
     with pytest.raises(ValueError, match="float16 plan"):
         conv_mod._plan_coopmat(geom, False, _h100_key(), "f16.BM=48")
