@@ -22,9 +22,10 @@ Kernels (shaders/ops/):
   conv_direct.comp  one output per invocation: depthwise and other tiny per-group channel counts.
   conv_wgrad.comp   backward-weight: (input channel, tap) x output channels over (batch, output
                     position), the reduction split across workgroups into partial sums.
-  conv_winograd.comp  float32 backward-weight of 3x3 stride-1 layers with 64 or more channels
-                    per group (on hardware): Winograd F(3x3, 4x4) transforms around batched
-                    GEMMs on primitives/matmul.comp, 4x fewer multiplications (conv_winograd.py).
+  conv_winograd.comp  float32 3x3 stride-1 layers with 64 or more channels per group (on
+                    hardware), all three passes: Winograd F(4x4, 3x3) and F(3x3, 4x4) transforms
+                    around batched GEMMs on primitives/matmul.comp, 4x fewer multiplications
+                    (conv_winograd.py).
   conv_reduce.comp  the split partial sums, and the bias gradient.
   conv_coopmat_packed.comp  float16 forward (and backward-input) on VK_KHR_cooperative_matrix
                     16x16x16 fragments, float32 accumulation, on channels-last copies of x and of
@@ -50,9 +51,9 @@ VKBACKEND_CONV_CONFIG overrides them for tuning, e.g. "BM=128,BN=64,BK=8,TM=8,TN
 phased (0|1), BM, BN, BK, TM, TN (powers of two; TM, TN multiples of 4), splits, gridx (cap on
 grid x: the kernels loop), optionally prefixed with fwd. (forward and backward-input) or wgrad.
 The float16 kernels take f16. (path coopmat|packed|cast, BM, BN, BK, SGM, SGN: subgroups along
-rows and channels) and wgrad16. (path cast, BM, BN, BK, SGM, SGN, splits). wgrad.path=winograd
-forces Winograd's backward-weight wherever it applies (wgrad.WT=2|4 its tile; wgrad.splits),
-wgrad.path=gemm keeps conv_wgrad.comp.
+rows and channels) and wgrad16. (path cast, BM, BN, BK, SGM, SGN, splits). path=winograd
+(fwd. or wgrad.) forces conv_winograd.py wherever it applies (WT=2|4 its tile; wgrad.splits);
+path=gemm keeps the GEMM kernels.
 The narrow kernel (path=narrow; the default where C_out per group <= 8 and not direct) ignores
 the tile keys and takes RT (rows per invocation, 1-16), NN (4|8 channels per workgroup), KC
 (channels per weight chunk), CU (channels whose loads go out together, 1-16) and WG (workgroup
@@ -530,7 +531,7 @@ def _plan_forward(geom: _Geom, has_bias: bool, devkey: tuple, cfg_raw: str) -> _
     cfg = _parse_config(cfg_raw)["fwd"]
     max_count = devkey[4]
     path = cfg.get("path")
-    if path is None:
+    if path in (None, "winograd"):  # winograd: where conv_winograd.py does not apply
         if geom.cig <= 4 and geom.cog <= 4:
             path = "direct"
         elif geom.cog <= _NARROW_MAX_COG:
@@ -774,8 +775,9 @@ def _plan_wgrad_coopmat(geom: _Geom, devkey: tuple, cfg_raw: str) -> _Plan | Non
 
 def plan(kind: str, geom: _Geom, has_bias: bool = False) -> _Plan | None:
     """The cached plan of a pass ('forward' also serves backward-input) on the open device;
-    'wgrad16' is None where float16 backward-weight runs the float32 kernels, 'winograd' None
-    where float32 backward-weight runs conv_wgrad.comp instead of conv_winograd.py."""
+    'wgrad16' is None where float16 backward-weight runs the float32 kernels; 'winograd_fwd'
+    and 'winograd' (backward-weight) are None where float32 runs the GEMM kernels instead of
+    conv_winograd.py."""
     dev = runtime.get().device
     raw = os.environ.get("VKBACKEND_CONV_CONFIG", "")
     if kind == "forward":
@@ -784,8 +786,10 @@ def plan(kind: str, geom: _Geom, has_bias: bool = False) -> _Plan | None:
         return _plan_coopmat(geom, has_bias, _coopmat_key(dev), raw)
     if kind == "wgrad16":
         return _plan_wgrad_coopmat(geom, _coopmat_key(dev), raw)
-    if kind == "winograd":
-        return conv_winograd.plan(geom, _device_key(dev), tuple(sorted(_parse_config(raw)["wgrad"].items())))
+    if kind in ("winograd", "winograd_fwd"):
+        fwd = kind == "winograd_fwd"
+        cfg = tuple(sorted(_parse_config(raw)["fwd" if fwd else "wgrad"].items()))
+        return (conv_winograd.plan_forward if fwd else conv_winograd.plan_wgrad)(geom, _device_key(dev), cfg)
     return _plan_wgrad(geom, _device_key(dev), raw)
 
 
@@ -808,6 +812,9 @@ def _record_forward(geom: _Geom, x: Array, w: Array, b: Array | None) -> Array:
     if math.prod(geom.out_shape()) == 0:
         return Array.empty(geom.out_shape(), x.dtype)
     half = x.dtype == dtypes.float16
+    wp = None if half else plan("winograd_fwd", geom)
+    if wp is not None:
+        return conv_winograd.record_forward(geom, wp, x, w, b)
     coop = half and uses_coopmat(geom)
     p = plan("forward16" if coop else "forward", geom, b is not None)
     # float16 without cooperative matrices (or a GEMM too narrow for 16-wide fragments: the first
@@ -870,7 +877,7 @@ def _record_wgrad(geom: _Geom, x: Array, g: Array, wshape: tuple) -> Array:
         return _record_wgrad(geom, _to32(x), _to32(g), wshape).astype(dtypes.float16)
     wp = None if half else plan("winograd", geom)
     if wp is not None:
-        return conv_winograd.record(geom, wp, x, g, wshape)
+        return conv_winograd.record_wgrad(geom, wp, x, g, wshape)
     # conv_wgrad.comp, reading float16 operands in place (a first layer's cotangent widened cost
     # ~30 us of 324 on an H100)
     p = plan("wgrad", geom)

@@ -1,25 +1,32 @@
-"""float32 convolution backward-weight of 3x3 kernels by Winograd's F(3x3, TILE x TILE).
+"""float32 convolutions with 3x3 kernels by Winograd's minimal filtering (Lavin & Gray 2016).
 
-The weight gradient sums, over every TILE x TILE block of output positions, the correlation of
-the cotangent block with the input patch it meets: a minimal-filtering problem with the
-cotangent as the filter and the 3x3 gradient as the output. In the transformed domain each of
-the ALPHA^2 = (TILE + 2)^2 points is a GEMM over the tiles:
-    V = BT d BT^T (input patches), U = Gm g Gm^T (cotangent blocks)    conv_winograd.comp
-    M[xi] = U[xi] @ V[xi]^T per point and group, the tiles split S ways  primitives/matmul.comp
-    dW = AT (sum_s M_s) AT^T, into the weight's layout                   conv_winograd.comp
-That is 2.25x (TILE 2) or 4x (TILE 4) fewer multiplications than conv_wgrad.comp's GEMM, which
-is what a wide layer needs to keep pace with cuDNN's own Winograd backward-weight (H100, n8 c256
-28x28: 89 TFLOP/s counted as the direct sum, above the float32 FMA peak).
+One set of transforms (shaders/ops/conv_winograd.comp) serves two problems on tiles of
+TILE x TILE output positions, ALPHA = TILE + 2 interpolation points:
+  forward, F(TILE x TILE, 3x3): each output tile is the correlation of an ALPHA x ALPHA input
+    patch with the 3x3 weight,
+        y_t = GM^T [ sum_c (AT^T w_jc AT) (.) (BT d_tc BT^T) ] GM        (+ bias)
+  backward-weight, F(3x3, TILE x TILE): the cotangent tile is the filter, the gradient the output,
+        dW_jc = AT [ sum_t (GM g_tj GM^T) (.) (BT d_tc BT^T) ] AT^T.
+(The forward's filter and output matrices are the weight gradient's output and filter matrices,
+transposed; BT depends on the points alone.) In the transformed domain each of the ALPHA^2
+points is one GEMM per group, run by primitives/matmul.comp between the transforms:
+    forward   M[xi][j][t] = sum_c U[xi][c][j] V[xi][c][t]     K = C_in / groups
+    weight    M[s][xi][j][c] = sum_t U[xi][j][t] V[xi][c][t]  K = tiles, split S ways
+TILE 4 does 4x fewer multiplications than the direct sum (TILE 2: 2.25x), at ~10x its float32
+rounding error (points 0, +-1, +-2; 1e-6 relative on the benchmark's layers).
 
 Applies to kernels 3x3 on the last two axes (1 on a third), stride and kernel dilation 1 on
 those axes; any padding, cropping, input dilation, groups and flip (index math in the
-transforms). Workspaces: ALPHA^2 x (C_in + C_out) x tiles floats for U and V, S x ALPHA^2 x
-C_out x C_in/groups for M.
+transforms), so backward-input of a stride-1 convolution (a forward convolution of the
+cotangent) runs it too. By default only on hardware (not software rasterizers) for layers of
+MIN_CHANNELS channels per group or more, and a forward only without input dilation (that
+would transform zeros; the phase-split GEMM skips them); VKBACKEND_CONV_CONFIG's fwd./wgrad.
+path=winograd forces it wherever it applies, path=gemm keeps the GEMM kernels, WT=2|4 picks the
+tile, wgrad.splits the backward-weight split.
 """
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass
 
 from .. import dtypes, runtime
@@ -27,23 +34,25 @@ from ..array import Array
 from ..primitives.matmul import CONFIGS, record_gemm
 
 _SHADER = "ops/conv_winograd.comp"
-_MAX_WORKSPACE = 512 << 20   # bytes of U, V and M; beyond it the GEMM path runs
-# The default where both channel counts per group reach this. H100, against conv_wgrad.comp:
-# n32 c64 56x56 42.6 TFLOP/s vs 16.1, n8 c256 28x28 58.1 vs 23.2 (TILE 4). Narrower layers
-# are bound by the transforms' memory traffic (not measured).
+_MAX_WORKSPACE = 512 << 20   # bytes of U, V and M; beyond it the GEMM kernels run
+# The default where both channel counts per group reach this. H100, TILE 4 against the GEMM
+# kernels, TFLOP/s counted as the direct sum: n32 c64 56x56 forward 42.7 vs 22.6, backward-input
+# 43.3 vs 29.1, backward-weight 42.6 vs 16.1; n8 c256 28x28 69.1 vs 21.1, 70.4 vs 24.8, 58.1 vs
+# 23.2 (TILE 2: 31-37). Narrower layers are bound by the transforms' memory traffic (not measured).
 MIN_CHANNELS = 64
+_SM_ESTIMATE = 132
 
 
 @dataclass(frozen=True)
 class WinogradPlan:
     tile: int      # output positions per tile side (2 or 4)
-    splits: int    # the tiles' sum split this many ways (GEMM batches)
+    splits: int    # backward-weight: the tiles' sum split this many ways (GEMM batches)
     tiles: int     # tiles in all
     padded: int    # tiles rounded up: splits x a multiple of 4 (vector loads in the GEMM)
     gemm: str | None  # matmul tile config (None: matmul's own choice)
 
     def describe(self) -> str:
-        return (f"conv_winograd.comp F(3x3, {self.tile}x{self.tile}) tiles={self.tiles} splits={self.splits} "
+        return (f"conv_winograd.comp TILE={self.tile} tiles={self.tiles} splits={self.splits} "
                 f"gemm={self.gemm or 'auto'}")
 
 
@@ -51,54 +60,124 @@ def applies(geom) -> bool:
     return geom.k == (1, 3, 3) and geom.st[1:] == (1, 1) and geom.kd[1:] == (1, 1)
 
 
-@functools.lru_cache(maxsize=256)
-def plan(geom, devkey: tuple, cfg: tuple) -> WinogradPlan | None:
-    """The plan for geom on the device `devkey` (ops.conv._device_key) under the wgrad. config
-    items `cfg`, or None where conv_wgrad.comp runs: path=gemm, a kernel or stride it does not
-    cover, workspaces over 512 MiB, dispatch limits; by default also software devices and
-    layers under MIN_CHANNELS channels per group (path=winograd forces it where it applies)."""
-    cfg = dict(cfg)
+def _tile(geom, devkey: tuple, cfg: dict, holes: bool) -> int | None:
+    """The tile size where the path is chosen or forced, else None."""
     path = cfg.get("path")
     if path not in (None, "winograd") or not applies(geom):
         return None
-    if path is None and (devkey[1] or min(geom.cig, geom.cog) < MIN_CHANNELS):
+    if path is None and (devkey[1] or min(geom.cig, geom.cog) < MIN_CHANNELS or holes):
         return None
     tile = cfg.get("WT", 4)
     if tile not in (2, 4):
-        raise ValueError(f"conv backward-weight Winograd tile WT={tile}: expected 2 or 4")
+        raise ValueError(f"conv Winograd tile WT={tile}: expected 2 or 4")
+    return tile
+
+
+def _gemm_config(devkey: tuple, narrow: int, wide: str | None) -> tuple:
+    """(matmul config, its tile width): 64 x 64 tiles where a 128-wide one would be half padding
+    (H100, backward-weight n32 c64: 42.6 TFLOP/s against 26.1 on matmul's 128 x 128 choice),
+    else `wide` (None: matmul's choice), where the device can run it."""
+    name = "small" if narrow <= 64 else wide
+    cfg = CONFIGS.get(name)
+    if cfg is None or cfg.threads > devkey[3] or cfg.shared_bytes > devkey[2]:
+        return None, 128
+    return name, 64 if name == "small" else 128
+
+
+def _tile_count(geom, tile: int) -> int:
+    return geom.n * geom.so[0] * -(-geom.so[1] // tile) * -(-geom.so[2] // tile)
+
+
+def _fits(geom, devkey: tuple, padded: int, workspace: int, batches: int) -> bool:
+    max_count = devkey[4]
+    return (4 * workspace <= _MAX_WORKSPACE and -(-padded // 64) <= max_count[0]
+            and max(geom.cin, geom.cout) <= max_count[1] and batches <= max_count[2])
+
+
+@functools.lru_cache(maxsize=256)
+def plan_forward(geom, devkey: tuple, cfg: tuple) -> WinogradPlan | None:
+    """The forward plan for geom on `devkey` (ops.conv._device_key) under the fwd. config items
+    `cfg`, or None where the GEMM kernels run (see the module's docstring; also workspaces over
+    512 MiB and dispatch limits)."""
+    tile = _tile(geom, devkey, dict(cfg), holes=geom.id[1:] != (1, 1))
+    if tile is None:
+        return None
     aa = (tile + 2) ** 2
-    tiles = geom.n * geom.so[0] * -(-geom.so[1] // tile) * -(-geom.so[2] // tile)
-    # 64 x 64 GEMM tiles where a 128-wide one would be half padding (H100, n32 c64: 42.6
-    # TFLOP/s against 26.1 on matmul's 128 x 128 choice)
-    small = CONFIGS["small"]
-    fits = small.threads <= devkey[3] and small.shared_bytes <= devkey[2]
-    gemm, width = ("small", 64) if fits and min(geom.cog, geom.cig) <= 64 else (None, 128)
+    tiles = _tile_count(geom, tile)
+    padded = -(-tiles // 4) * 4
+    # H100, n8 c256 28x28 (256 x 392 x 256, 36 times): 128 x 64 x 16 tiles 69.1 TFLOP/s,
+    # 64 x 64 x 16 66.7, 128 x 128 x 16 56.4, matmul's own 128 x 128 x 8 47.7
+    gemm, _ = _gemm_config(devkey, geom.cog, "medium")
+    workspace = aa * (geom.cin * padded + geom.cout * geom.cig + geom.cout * padded)
+    if not _fits(geom, devkey, padded, workspace, aa * geom.groups):
+        return None
+    return WinogradPlan(tile, 1, tiles, padded, gemm)
+
+
+@functools.lru_cache(maxsize=256)
+def plan_wgrad(geom, devkey: tuple, cfg: tuple) -> WinogradPlan | None:
+    """The backward-weight plan, as plan_forward (wgrad. config items)."""
+    cfg = dict(cfg)
+    tile = _tile(geom, devkey, cfg, holes=False)
+    if tile is None:
+        return None
+    aa = (tile + 2) ** 2
+    tiles = _tile_count(geom, tile)
+    gemm, width = _gemm_config(devkey, min(geom.cog, geom.cig), None)
     gemm_tiles = -(-geom.cog // width) * -(-geom.cig // width) * aa * geom.groups
     # about two GEMM workgroups per multiprocessor, each summing >= 64 tiles (H100, TILE 4:
     # n8 c256 1 / 2 / 4 splits 55.8 / 58.1 / 58.7 TFLOP/s; n32 c64 7 / 16 splits 42.6 / 35.9)
-    splits = cfg.get("splits", max(1, min(round(264 / gemm_tiles), tiles // 64)))
+    splits = cfg.get("splits", max(1, min(round(2 * _SM_ESTIMATE / gemm_tiles), tiles // 64)))
     splits = max(1, min(splits, -(-tiles // 4)))
     per_split = -(-tiles // (4 * splits)) * 4
     padded = splits * per_split
-    max_count = devkey[4]
-    workspace = 4 * aa * ((geom.cin + geom.cout) * padded + splits * geom.cout * geom.cig)
-    if (workspace > _MAX_WORKSPACE or -(-padded // 64) > max_count[0]
-            or max(geom.cin, geom.cout) > max_count[1] or splits * aa * geom.groups > max_count[2]):
+    workspace = aa * ((geom.cin + geom.cout) * padded + splits * geom.cout * geom.cig)
+    if not _fits(geom, devkey, padded, workspace, splits * aa * geom.groups):
         return None
     return WinogradPlan(tile, splits, tiles, padded, gemm)
 
 
-def record(geom, p: WinogradPlan, x: Array, g: Array, wshape: tuple) -> Array:
-    """Record the transforms, the GEMMs and the output transform; dW (float32) in wshape."""
+def _transform(mode: str, p: WinogradPlan, geom, src: Array, dst: Array, channels: int) -> None:
+    """WINO_X / WINO_G: src's tiles into dst[xi][channel][padded]."""
+    rt = runtime.get()
+    wg = 64 if rt.device.is_software else 256
+    rt.kernel(_SHADER, {"TILE": p.tile, mode: 1}, wg, geom.spec())(
+        [src.buffer, dst.buffer], [src.offset, dst.offset, p.padded, 0], (-(-p.padded // wg), channels))
+
+
+def record_forward(geom, p: WinogradPlan, x: Array, w: Array, b: Array | None) -> Array:
+    """Record the forward pass (x, w, b float32; b may be None): y in geom.out_shape()."""
     rt = runtime.get()
     aa = (p.tile + 2) ** 2
     wg = 64 if rt.device.is_software else 256
-    spec = geom.spec()
+    v = Array.empty((aa * geom.cin * p.padded,), dtypes.float32)
+    _transform("WINO_X", p, geom, x, v, geom.cin)
+    u = Array.empty((aa * geom.cout * geom.cig,), dtypes.float32)
+    n = geom.cout * geom.cig
+    rt.kernel(_SHADER, {"TILE": p.tile, "WINO_W": 1}, wg, geom.spec())(
+        [w.buffer, u.buffer], [w.offset, u.offset, 0, 0], (max(1, min(-(-n // wg), 4096)),))
+    prod = Array.empty((aa * geom.cout * p.padded,), dtypes.float32)
+    # M[xi, group][j][t] = sum_c U[xi, group][c][j] V[xi, group][c][t]
+    record_gemm(u, v, prod, m=geom.cog, n=p.padded, k=geom.cig, lda=geom.cog, ldb=p.padded, ldc=p.padded,
+                trans_a=True, batch_shape=(aa * geom.groups,), batch_strides_a=(geom.cig * geom.cog,),
+                batch_strides_b=(geom.cig * p.padded,), batch_strides_c=(geom.cog * p.padded,), config=p.gemm)
+    y = Array.empty(geom.out_shape(), dtypes.float32)
+    bb = b if b is not None else w
+    rt.kernel(_SHADER, {"TILE": p.tile, "WINO_Y": 1, "HAS_BIAS": int(b is not None)}, wg, geom.spec())(
+        [prod.buffer, y.buffer, bb.buffer], [prod.offset, y.offset, p.padded, bb.offset],
+        (-(-p.padded // wg), geom.cout))
+    return y
+
+
+def record_wgrad(geom, p: WinogradPlan, x: Array, g: Array, wshape: tuple) -> Array:
+    """Record the backward-weight pass (x, g float32): dW (float32) in wshape."""
+    rt = runtime.get()
+    aa = (p.tile + 2) ** 2
+    wg = 64 if rt.device.is_software else 256
     v = Array.empty((aa * geom.cin * p.padded,), dtypes.float32)
     u = Array.empty((aa * geom.cout * p.padded,), dtypes.float32)
-    for mode, src, dst, channels in (("WINO_X", x, v, geom.cin), ("WINO_G", g, u, geom.cout)):
-        rt.kernel(_SHADER, {"TILE": p.tile, mode: 1}, wg, spec)(
-            [src.buffer, dst.buffer], [src.offset, dst.offset, p.padded], (-(-p.padded // wg), channels))
+    _transform("WINO_X", p, geom, x, v, geom.cin)
+    _transform("WINO_G", p, geom, g, u, geom.cout)
     per_split = p.padded // p.splits
     prod = Array.empty((p.splits * aa * geom.cout * geom.cig,), dtypes.float32)
     # M[s][xi, group][j][c] = sum over split s's tiles of U[xi, group][j][t] V[xi, group][c][t]
@@ -109,6 +188,6 @@ def record(geom, p: WinogradPlan, x: Array, g: Array, wshape: tuple) -> Array:
                 batch_strides_c=(aa * geom.cout * geom.cig, geom.cog * geom.cig), config=p.gemm)
     dw = Array.empty(wshape, dtypes.float32)
     n = geom.cout * geom.cig
-    rt.kernel(_SHADER, {"TILE": p.tile, "WINO_OUT": 1}, wg, spec)(
-        [prod.buffer, dw.buffer], [prod.offset, dw.offset, p.splits], (max(1, min(-(-n // wg), 4096)),))
+    rt.kernel(_SHADER, {"TILE": p.tile, "WINO_OUT": 1}, wg, geom.spec())(
+        [prod.buffer, dw.buffer], [prod.offset, dw.offset, p.splits, 0], (max(1, min(-(-n // wg), 4096)),))
     return dw

@@ -1,17 +1,21 @@
-"""float32 backward-weight of 3x3 convolutions by Winograd (ops/conv_winograd.py).
+"""float32 3x3 convolutions by Winograd (ops/conv_winograd.py): forward, backward-input (a
+forward convolution of the cotangent) and backward-weight.
 
-Forced with VKBACKEND_CONV_CONFIG=wgrad.path=winograd (by default it runs on hardware for wide
-layers only), at both tile sizes, against float64 references from test_conv.py: output sizes
-around the tiles (1 to 9: partial tiles on either axis), padding that crops or is asymmetric,
-input dilation, flip, groups, a transposed weight, a 3-D kernel of depth 1, and more splits
-than tiles. Each case counts its Winograd recordings, so none passes on the GEMM path.
+Forced with VKBACKEND_CONV_CONFIG=path=winograd (by default it runs on hardware for wide layers
+only), at both tile sizes, against float64 references from test_conv.py: output sizes around the
+tiles (1 to 10: partial tiles on either axis), bias, padding that crops or is asymmetric, input
+dilation, flip, groups, a transposed weight, a 3-D kernel of depth 1, and more splits than
+tiles. Each case counts its Winograd recordings, so none passes on the GEMM kernels.
 """
+import dataclasses
+
 import numpy as np
 import pytest
 
 import vkbackend as vk
 from tests.conftest import no_gpu_work
-from tests.ops.test_conv import _ref_vjp, close, rand, ref_conv_general, ref_conv_transpose
+from tests.ops.test_conv import (_ref_vjp, assert_adjoint, close, rand, ref_conv, ref_conv_general,
+                                 ref_conv_transpose)
 
 conv_mod = __import__("vkbackend.ops.conv", fromlist=["plan"])
 wino = __import__("vkbackend.ops.conv_winograd", fromlist=["plan"])
@@ -19,14 +23,15 @@ TILES = (2, 4)
 
 
 def _force(monkeypatch, tile, extra=""):
-    """Force the Winograd path; returns the list its recordings are counted in."""
-    monkeypatch.setenv("VKBACKEND_CONV_CONFIG", f"wgrad.path=winograd,wgrad.WT={tile}{extra}")
-    calls, record = [], wino.record
-
-    def spy(geom, p, *args):
-        calls.append(p)
-        return record(geom, p, *args)
-    monkeypatch.setattr(wino, "record", spy)
+    """Force the Winograd path for every pass; returns {"forward": [plans], "wgrad": [plans]},
+    what was recorded (backward-input counts as a forward)."""
+    monkeypatch.setenv("VKBACKEND_CONV_CONFIG", f"path=winograd,WT={tile}{extra}")
+    calls = {"forward": [], "wgrad": []}
+    for kind in calls:
+        def spy(geom, p, *args, _record=getattr(wino, f"record_{kind}"), _calls=calls[kind]):
+            _calls.append(p)
+            return _record(geom, p, *args)
+        monkeypatch.setattr(wino, f"record_{kind}", spy)
     return calls
 
 
@@ -48,16 +53,18 @@ def _ref_dw(conv, x, w_shape, g):
     ((1, 3, 4, 5), 4, (0, 1), 1),    # 2 x 5 outputs (no padding along rows)
     ((2, 8, 10, 6), 8, 2, 4),        # padding 2: outputs larger than the input
 ])
-def test_weight_gradient(rng, monkeypatch, tile, xs, co, padding, groups):
+def test_all_passes(rng, monkeypatch, tile, xs, co, padding, groups):
     calls = _force(monkeypatch, tile)
-    w = rand(rng, co, xs[1] // groups, 3, 3)
+    w, b = rand(rng, co, xs[1] // groups, 3, 3), rand(rng, co)
     x = rand(rng, *xs)
-    y = vk.conv2d(x, w, padding=padding, groups=groups)
+    y = vk.conv2d(x, w, b, padding=padding, groups=groups)
+    close(y.numpy(), ref_conv(x, w, 1, padding, 1, groups) + b[:, None, None])
     g = rand(rng, *y.shape)
-    _, dw = vk.conv_vjp(x, w, g, padding=padding, groups=groups)
-    _, ref = _ref_vjp(x, w, g, 1, padding, 1, groups)
-    close(dw.numpy(), ref)
-    assert [p.tile for p in calls] == [tile]
+    dx, dw = vk.conv_vjp(x, w, g, padding=padding, groups=groups)
+    ref_dx, ref_dw = _ref_vjp(x, w, g, 1, padding, 1, groups)
+    close(dx.numpy(), ref_dx)
+    close(dw.numpy(), ref_dw)
+    assert [p.tile for p in calls["forward"] + calls["wgrad"]] == [tile] * 3
 
 
 @pytest.mark.parametrize("tile", TILES)
@@ -66,25 +73,29 @@ def test_weight_gradient(rng, monkeypatch, tile, xs, co, padding, groups):
     dict(padding_lo=(-1, 1), padding_hi=(1, -1), groups=2),                   # cropping
     dict(padding_lo=1, padding_hi=2, input_dilation=(2, 1), flip=True),       # holes, a convolution
 ])
-def test_general_weight_gradient(rng, monkeypatch, tile, kw):
+def test_general(rng, monkeypatch, tile, kw):
     calls = _force(monkeypatch, tile)
     groups = kw.get("groups", 1)
     x, w = rand(rng, 2, 4, 6, 7), rand(rng, 3 * groups, 4 // groups, 3, 3)
-    y = vk.conv_general(x, w, **kw)
-    g = rand(rng, *y.shape)
-    _, dw = vk.conv_general_vjp(x, w, g, **kw)
     ref_kw = dict(lo=kw["padding_lo"], hi=kw["padding_hi"], idil=kw.get("input_dilation", 1), groups=groups,
                   flip=kw.get("flip", False))
+    y = vk.conv_general(x, w, **kw).numpy()
+    close(y, ref_conv_general(x, w, **ref_kw))
+    g = rand(rng, *y.shape)
+    dx, dw = vk.conv_general_vjp(x, w, g, **kw)
     close(dw.numpy(), _ref_dw(lambda a, b: ref_conv_general(a, b, **ref_kw), x, w.shape, g))
-    assert len(calls) == 1
+    assert_adjoint(x, w, y.astype(np.float64), g, dx.numpy().astype(np.float64), dw.numpy().astype(np.float64))
+    # backward-input with input dilation 2 is a stride-2 convolution: the GEMM kernels
+    assert len(calls["forward"]) == (1 if "input_dilation" in kw else 2) and len(calls["wgrad"]) == 1
 
 
-def test_transposed_and_3d_weight_gradients(rng, monkeypatch):
-    """A transposed convolution's weight (C_in, C_out/groups, 3, 3) is written through its strides;
-    a 3-D kernel of depth 1 takes its first axis as more tiles (stride 2 there)."""
+def test_transposed_and_3d(rng, monkeypatch):
+    """A transposed convolution's weight (C_in, C_out/groups, 3, 3) is read and written through its
+    strides, mirrored; a 3-D kernel of depth 1 takes its first axis as more tiles (stride 2 there)."""
     calls = _force(monkeypatch, 4)
     x, w = rand(rng, 2, 4, 5, 6), rand(rng, 4, 3, 3, 3)
     y = vk.conv_transpose2d(x, w, padding=1, groups=2)
+    close(y.numpy(), ref_conv_transpose(x, w, 1, 1, 0, 2, 1))
     g = rand(rng, *y.shape)
     _, dw = vk.conv_transpose_vjp(x, w, g, padding=1, groups=2)
     ref = _ref_dw(lambda a, b: ref_conv_transpose(a, b, (1, 1), (1, 1), (0, 0), 2, (1, 1)), x, w.shape, g)
@@ -92,10 +103,16 @@ def test_transposed_and_3d_weight_gradients(rng, monkeypatch):
 
     x3, w3 = rand(rng, 1, 3, 5, 4, 6), rand(rng, 4, 3, 1, 3, 3)
     conv = dict(stride=(2, 1, 1), padding=(0, 1, 1))
-    g3 = rand(rng, *vk.conv3d(x3, w3, **conv).shape)
-    _, dw3 = vk.conv_vjp(x3, w3, g3, **conv)
-    close(dw3.numpy(), _ref_vjp(x3, w3, g3, conv["stride"], conv["padding"], 1, 1)[1])
-    assert len(calls) == 2
+    y3 = vk.conv3d(x3, w3, **conv)
+    close(y3.numpy(), ref_conv(x3, w3, **conv))
+    g3 = rand(rng, *y3.shape)
+    dx3, dw3 = vk.conv_vjp(x3, w3, g3, **conv)
+    ref_dx3, ref_dw3 = _ref_vjp(x3, w3, g3, conv["stride"], conv["padding"], 1, 1)
+    close(dw3.numpy(), ref_dw3)
+    close(dx3.numpy(), ref_dx3)
+    # forwards and backward-inputs of both (the 3-D one's input dilation 2 is on the first axis,
+    # whose kernel is 1: the holes skip whole tiles, not patch entries)
+    assert len(calls["forward"]) == 4 and len(calls["wgrad"]) == 2
 
 
 @pytest.mark.parametrize("splits", [1, 3, 50])
@@ -106,14 +123,15 @@ def test_splits(rng, monkeypatch, splits):
     g = rand(rng, *vk.conv2d(x, w, padding=1).shape)
     _, dw = vk.conv_vjp(x, w, g, padding=1)
     close(dw.numpy(), _ref_vjp(x, w, g, 1, 1, 1, 1)[1])
-    (p,) = calls
+    (p,) = calls["wgrad"]
     assert p.tiles == 3 * 5 * 4 and p.splits == min(splits, -(-p.tiles // 4))
     assert p.padded % (4 * p.splits) == 0 and p.padded >= p.tiles
 
 
 def test_plan_rules():
     """Defaults on a large discrete GPU: wide 3x3 stride-1 layers only; tiles of 4; 64 x 64 GEMM
-    tiles for 64 channels. Other kernels, strides and software devices keep the GEMM path."""
+    tiles for 64 channels. Other kernels, strides, input dilation (forward) and software devices
+    keep the GEMM kernels."""
     key = ("NVIDIA H100 80GB HBM3", False, 49152, 1024, (2147483647, 65535, 65535), 32, 32)
     sw = ("llvmpipe", True) + key[2:]
 
@@ -122,15 +140,24 @@ def test_plan_rules():
                                   (dil, dil), (1, 1), groups, False, False)
 
     with no_gpu_work():
-        p = wino.plan(geom(8, 256, 28, 3, 256), key, ())
+        p = wino.plan_wgrad(geom(8, 256, 28, 3, 256), key, ())
         assert (p.tile, p.gemm, p.tiles) == (4, None, 8 * 7 * 7) and p.splits >= 1
-        assert wino.plan(geom(32, 64, 56, 3, 64), key, ()).gemm == "small"
-        assert wino.plan(geom(8, 32, 28, 3, 256), key, ()) is None            # narrow input
-        assert wino.plan(geom(8, 256, 28, 3, 256, s=2), key, ()) is None      # stride
-        assert wino.plan(geom(8, 256, 28, 3, 256, dil=2), key, ()) is None    # kernel dilation
-        assert wino.plan(geom(8, 256, 28, 5, 256), key, ()) is None           # 5x5
-        assert wino.plan(geom(8, 256, 28, 3, 256), sw, ()) is None            # software device
-        assert wino.plan(geom(8, 256, 28, 3, 256), key, (("path", "gemm"),)) is None
-        assert wino.plan(geom(2, 8, 8, 3, 8), sw, (("path", "winograd"),)) is not None
+        assert wino.plan_wgrad(geom(32, 64, 56, 3, 64), key, ()).gemm == "small"
+        assert wino.plan_wgrad(geom(8, 32, 28, 3, 256), key, ()) is None            # narrow input
+        assert wino.plan_wgrad(geom(8, 256, 28, 3, 256, s=2), key, ()) is None      # stride
+        assert wino.plan_wgrad(geom(8, 256, 28, 3, 256, dil=2), key, ()) is None    # kernel dilation
+        assert wino.plan_wgrad(geom(8, 256, 28, 5, 256), key, ()) is None           # 5x5
+        assert wino.plan_wgrad(geom(8, 256, 28, 3, 256), sw, ()) is None            # software device
+        assert wino.plan_wgrad(geom(8, 256, 28, 3, 256), key, (("path", "gemm"),)) is None
+        assert wino.plan_wgrad(geom(2, 8, 8, 3, 8), sw, (("path", "winograd"),)) is not None
+        wide = geom(8, 256, 28, 3, 256)
+        p = wino.plan_forward(wide, key, ())
+        assert (p.tile, p.gemm, p.tiles, p.splits, p.padded) == (4, "medium", 392, 1, 392)
+        assert wino.plan_forward(wide.backward_input(), key, ()) is not None
+        holes = dataclasses.replace(wide, id=(1, 2, 2))
+        assert wino.plan_forward(holes, key, ()) is None and wino.plan_wgrad(holes, key, ()) is not None
+        assert wino.plan_forward(holes, key, (("path", "winograd"),)) is not None
+        assert wino.plan_forward(geom(8, 256, 28, 3, 256, s=2).backward_input(), key, ()) is None
+        assert wino.plan_forward(geom(32, 64, 56, 3, 64), key, ()).gemm == "small"
         with pytest.raises(ValueError, match="WT=3"):
-            wino.plan(geom(2, 8, 8, 3, 8), key, (("WT", 3), ("path", "winograd")))
+            wino.plan_wgrad(geom(2, 8, 8, 3, 8), key, (("WT", 3), ("path", "winograd")))

@@ -118,7 +118,9 @@ def run_vk(case: dict) -> dict:
         geom = C._geometry("bench", x.shape, w.shape, 2, (s, s), (p, p), (p, p), (1, 1), (1, 1), 1, False, False)
         kind = case["pass"]
         half = case.get("dtype") == "float16"
-        fwd = lambda gm: C.plan("forward16" if half and C.uses_coopmat(gm) else "forward", gm)  # noqa: E731
+        def fwd(gm):
+            return ((not half and C.plan("winograd_fwd", gm))
+                    or C.plan("forward16" if half and C.uses_coopmat(gm) else "forward", gm))
         if kind == "forward":
             fn = lambda: vk.conv2d(vx, vw, stride=s, padding=p)  # noqa: E731
             pl = fwd(geom)
