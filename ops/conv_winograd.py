@@ -22,19 +22,22 @@ cotangent) runs it too. By default only on hardware (not software rasterizers) f
 MIN_CHANNELS channels per group or more, and a forward only without input dilation (that
 would transform zeros; the phase-split GEMM skips them); VKBACKEND_CONV_CONFIG's fwd./wgrad.
 path=winograd forces it wherever it applies, path=gemm keeps the GEMM kernels, WT=2|4 picks the
-tile, wgrad.splits the backward-weight split.
+tile, wgrad.splits the backward-weight split. Batches whose workspaces (U, V, M) would pass
+MAX_WORKSPACE run in chunks of images, one after the other, reusing them.
 """
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .. import dtypes, runtime
 from ..array import Array
 from ..primitives.matmul import CONFIGS, record_gemm
 
 _SHADER = "ops/conv_winograd.comp"
-_MAX_WORKSPACE = 512 << 20   # bytes of U, V and M; beyond it the GEMM kernels run
+# Bytes of U, V and M at most: larger batches run in chunks of images (a 56x56 layer with 64
+# channels needs 3.6 MB per image at TILE 4), each chunk's transforms and GEMMs in turn.
+MAX_WORKSPACE = 256 << 20
 # The default where both channel counts per group reach this. H100, TILE 4 against the GEMM
 # kernels, TFLOP/s counted as the direct sum: n32 c64 56x56 forward 42.7 vs 22.6, backward-input
 # 43.3 vs 29.1, backward-weight 42.6 vs 16.1; n8 c256 28x28 69.1 vs 21.1, 70.4 vs 24.8, 58.1 vs
@@ -50,10 +53,16 @@ class WinogradPlan:
     tiles: int     # tiles in all
     padded: int    # tiles rounded up: splits x a multiple of 4 (vector loads in the GEMM)
     gemm: str | None  # matmul tile config (None: matmul's own choice)
+    chunk: int     # images per chunk of the batch (tiles and padded count one full chunk)
 
     def describe(self) -> str:
         return (f"conv_winograd.comp TILE={self.tile} tiles={self.tiles} splits={self.splits} "
-                f"gemm={self.gemm or 'auto'}")
+                f"gemm={self.gemm or 'auto'}" + (f" chunks of {self.chunk} images" if self.chunk else ""))
+
+    def chunks(self, n: int):
+        """(first image, images) of each chunk of a batch of n."""
+        step = self.chunk or n
+        return [(n0, min(step, n - n0)) for n0 in range(0, n, step)]
 
 
 def applies(geom) -> bool:
@@ -84,34 +93,44 @@ def _gemm_config(devkey: tuple, narrow: int, wide: str | None) -> tuple:
     return name, 64 if name == "small" else 128
 
 
-def _tile_count(geom, tile: int) -> int:
-    return geom.n * geom.so[0] * -(-geom.so[1] // tile) * -(-geom.so[2] // tile)
+def _tiles_per_image(geom, tile: int) -> int:
+    return geom.so[0] * -(-geom.so[1] // tile) * -(-geom.so[2] // tile)
 
 
-def _fits(geom, devkey: tuple, padded: int, workspace: int, batches: int) -> bool:
+def _chunk(geom, per_image: int, fixed: int) -> int:
+    """Images per chunk: as many as keep per_image x chunk + fixed floats within MAX_WORKSPACE."""
+    return min(geom.n, max(0, (MAX_WORKSPACE // 4 - fixed) // max(1, per_image)))
+
+
+def _fits(geom, devkey: tuple, padded: int, batches: int) -> bool:
     max_count = devkey[4]
-    return (4 * workspace <= _MAX_WORKSPACE and -(-padded // 64) <= max_count[0]
-            and max(geom.cin, geom.cout) <= max_count[1] and batches <= max_count[2])
+    return (-(-padded // 64) <= max_count[0] and max(geom.cin, geom.cout) <= max_count[1]
+            and batches <= max_count[2])
 
 
 @functools.lru_cache(maxsize=256)
 def plan_forward(geom, devkey: tuple, cfg: tuple) -> WinogradPlan | None:
     """The forward plan for geom on `devkey` (ops.conv._device_key) under the fwd. config items
-    `cfg`, or None where the GEMM kernels run (see the module's docstring; also workspaces over
-    512 MiB and dispatch limits)."""
+    `cfg`, or None where the GEMM kernels run (see the module's docstring; also where not one
+    image fits MAX_WORKSPACE, and dispatch limits)."""
     tile = _tile(geom, devkey, dict(cfg), holes=geom.id[1:] != (1, 1))
     if tile is None:
         return None
     aa = (tile + 2) ** 2
-    tiles = _tile_count(geom, tile)
+    per_image = _tiles_per_image(geom, tile)
+    # V and M (their tiles padded by up to 4), and U
+    chunk = _chunk(geom, aa * (geom.cin + geom.cout) * per_image,
+                   aa * (geom.cin + geom.cout) * 4 + aa * geom.cout * geom.cig)
+    if chunk == 0:
+        return None
+    tiles = chunk * per_image
     padded = -(-tiles // 4) * 4
     # H100, n8 c256 28x28 (256 x 392 x 256, 36 times): 128 x 64 x 16 tiles 69.1 TFLOP/s,
     # 64 x 64 x 16 66.7, 128 x 128 x 16 56.4, matmul's own 128 x 128 x 8 47.7
     gemm, _ = _gemm_config(devkey, geom.cog, "medium")
-    workspace = aa * (geom.cin * padded + geom.cout * geom.cig + geom.cout * padded)
-    if not _fits(geom, devkey, padded, workspace, aa * geom.groups):
+    if not _fits(geom, devkey, padded, aa * geom.groups):
         return None
-    return WinogradPlan(tile, 1, tiles, padded, gemm)
+    return WinogradPlan(tile, 1, tiles, padded, gemm, chunk if chunk < geom.n else 0)
 
 
 @functools.lru_cache(maxsize=256)
@@ -122,27 +141,32 @@ def plan_wgrad(geom, devkey: tuple, cfg: tuple) -> WinogradPlan | None:
     if tile is None:
         return None
     aa = (tile + 2) ** 2
-    tiles = _tile_count(geom, tile)
+    per_image = _tiles_per_image(geom, tile)
     gemm, width = _gemm_config(devkey, min(geom.cog, geom.cig), None)
     gemm_tiles = -(-geom.cog // width) * -(-geom.cig // width) * aa * geom.groups
     # about two GEMM workgroups per multiprocessor, each summing >= 64 tiles (H100, TILE 4:
     # n8 c256 1 / 2 / 4 splits 55.8 / 58.1 / 58.7 TFLOP/s; n32 c64 7 / 16 splits 42.6 / 35.9)
-    splits = cfg.get("splits", max(1, min(round(2 * _SM_ESTIMATE / gemm_tiles), tiles // 64)))
+    splits = cfg.get("splits", max(1, min(round(2 * _SM_ESTIMATE / gemm_tiles), geom.n * per_image // 64)))
+    # V and U (each split's tiles padded by up to 4), and M
+    chunk = _chunk(geom, aa * (geom.cin + geom.cout) * per_image, aa * (geom.cin + geom.cout) * 4 * splits
+                   + splits * aa * geom.cout * geom.cig)
+    if chunk == 0:
+        return None
+    tiles = chunk * per_image
     splits = max(1, min(splits, -(-tiles // 4)))
     per_split = -(-tiles // (4 * splits)) * 4
     padded = splits * per_split
-    workspace = aa * ((geom.cin + geom.cout) * padded + splits * geom.cout * geom.cig)
-    if not _fits(geom, devkey, padded, workspace, splits * aa * geom.groups):
+    if not _fits(geom, devkey, padded, splits * aa * geom.groups):
         return None
-    return WinogradPlan(tile, splits, tiles, padded, gemm)
+    return WinogradPlan(tile, splits, tiles, padded, gemm, chunk if chunk < geom.n else 0)
 
 
-def _transform(mode: str, p: WinogradPlan, geom, src: Array, dst: Array, channels: int) -> None:
-    """WINO_X / WINO_G: src's tiles into dst[xi][channel][padded]."""
+def _transform(mode: str, p: WinogradPlan, geom, src: Array, src_off: int, dst: Array, channels: int) -> None:
+    """WINO_X / WINO_G: the tiles of geom's images at src_off into dst[xi][channel][padded]."""
     rt = runtime.get()
     wg = 64 if rt.device.is_software else 256
     rt.kernel(_SHADER, {"TILE": p.tile, mode: 1}, wg, geom.spec())(
-        [src.buffer, dst.buffer], [src.offset, dst.offset, p.padded, 0], (-(-p.padded // wg), channels))
+        [src.buffer, dst.buffer], [src_off, dst.offset, p.padded, 0], (-(-p.padded // wg), channels))
 
 
 def record_forward(geom, p: WinogradPlan, x: Array, w: Array, b: Array | None) -> Array:
@@ -150,42 +174,50 @@ def record_forward(geom, p: WinogradPlan, x: Array, w: Array, b: Array | None) -
     rt = runtime.get()
     aa = (p.tile + 2) ** 2
     wg = 64 if rt.device.is_software else 256
-    v = Array.empty((aa * geom.cin * p.padded,), dtypes.float32)
-    _transform("WINO_X", p, geom, x, v, geom.cin)
     u = Array.empty((aa * geom.cout * geom.cig,), dtypes.float32)
     n = geom.cout * geom.cig
     rt.kernel(_SHADER, {"TILE": p.tile, "WINO_W": 1}, wg, geom.spec())(
         [w.buffer, u.buffer], [w.offset, u.offset, 0, 0], (max(1, min(-(-n // wg), 4096)),))
+    v = Array.empty((aa * geom.cin * p.padded,), dtypes.float32)
     prod = Array.empty((aa * geom.cout * p.padded,), dtypes.float32)
-    # M[xi, group][j][t] = sum_c U[xi, group][c][j] V[xi, group][c][t]
-    record_gemm(u, v, prod, m=geom.cog, n=p.padded, k=geom.cig, lda=geom.cog, ldb=p.padded, ldc=p.padded,
-                trans_a=True, batch_shape=(aa * geom.groups,), batch_strides_a=(geom.cig * geom.cog,),
-                batch_strides_b=(geom.cig * p.padded,), batch_strides_c=(geom.cog * p.padded,), config=p.gemm)
     y = Array.empty(geom.out_shape(), dtypes.float32)
     bb = b if b is not None else w
-    rt.kernel(_SHADER, {"TILE": p.tile, "WINO_Y": 1, "HAS_BIAS": int(b is not None)}, wg, geom.spec())(
-        [prod.buffer, y.buffer, bb.buffer], [prod.offset, y.offset, p.padded, bb.offset],
-        (-(-p.padded // wg), geom.cout))
+    si, so = geom.si[0] * geom.si[1] * geom.si[2], geom.so[0] * geom.so[1] * geom.so[2]
+    for n0, count in p.chunks(geom.n):
+        part = replace(geom, n=count)
+        _transform("WINO_X", p, part, x, x.offset + n0 * geom.cin * si, v, geom.cin)
+        # M[xi, group][j][t] = sum_c U[xi, group][c][j] V[xi, group][c][t]
+        record_gemm(u, v, prod, m=geom.cog, n=p.padded, k=geom.cig, lda=geom.cog, ldb=p.padded, ldc=p.padded,
+                    trans_a=True, batch_shape=(aa * geom.groups,), batch_strides_a=(geom.cig * geom.cog,),
+                    batch_strides_b=(geom.cig * p.padded,), batch_strides_c=(geom.cog * p.padded,),
+                    config=p.gemm)
+        rt.kernel(_SHADER, {"TILE": p.tile, "WINO_Y": 1, "HAS_BIAS": int(b is not None)}, wg, part.spec())(
+            [prod.buffer, y.buffer, bb.buffer], [prod.offset, y.offset + n0 * geom.cout * so, p.padded, bb.offset],
+            (-(-p.padded // wg), geom.cout))
     return y
 
 
 def record_wgrad(geom, p: WinogradPlan, x: Array, g: Array, wshape: tuple) -> Array:
-    """Record the backward-weight pass (x, g float32): dW (float32) in wshape."""
+    """Record the backward-weight pass (x, g float32): dW (float32) in wshape; the chunks of the
+    batch accumulate into the GEMMs' products (beta = 1)."""
     rt = runtime.get()
     aa = (p.tile + 2) ** 2
     wg = 64 if rt.device.is_software else 256
     v = Array.empty((aa * geom.cin * p.padded,), dtypes.float32)
     u = Array.empty((aa * geom.cout * p.padded,), dtypes.float32)
-    _transform("WINO_X", p, geom, x, v, geom.cin)
-    _transform("WINO_G", p, geom, g, u, geom.cout)
     per_split = p.padded // p.splits
     prod = Array.empty((p.splits * aa * geom.cout * geom.cig,), dtypes.float32)
-    # M[s][xi, group][j][c] = sum over split s's tiles of U[xi, group][j][t] V[xi, group][c][t]
-    record_gemm(u, v, prod, m=geom.cog, n=geom.cig, k=per_split, lda=p.padded, ldb=p.padded,
-                ldc=geom.cig, trans_b=True, batch_shape=(p.splits, aa * geom.groups),
-                batch_strides_a=(per_split, geom.cog * p.padded),
-                batch_strides_b=(per_split, geom.cig * p.padded),
-                batch_strides_c=(aa * geom.cout * geom.cig, geom.cog * geom.cig), config=p.gemm)
+    si, so = geom.si[0] * geom.si[1] * geom.si[2], geom.so[0] * geom.so[1] * geom.so[2]
+    for n0, count in p.chunks(geom.n):
+        part = replace(geom, n=count)
+        _transform("WINO_X", p, part, x, x.offset + n0 * geom.cin * si, v, geom.cin)
+        _transform("WINO_G", p, part, g, g.offset + n0 * geom.cout * so, u, geom.cout)
+        # M[s][xi, group][j][c] += sum over split s's tiles of U[xi, group][j][t] V[xi, group][c][t]
+        record_gemm(u, v, prod, m=geom.cog, n=geom.cig, k=per_split, lda=p.padded, ldb=p.padded,
+                    ldc=geom.cig, trans_b=True, beta=float(n0 > 0), batch_shape=(p.splits, aa * geom.groups),
+                    batch_strides_a=(per_split, geom.cog * p.padded),
+                    batch_strides_b=(per_split, geom.cig * p.padded),
+                    batch_strides_c=(aa * geom.cout * geom.cig, geom.cog * geom.cig), config=p.gemm)
     dw = Array.empty(wshape, dtypes.float32)
     n = geom.cout * geom.cig
     rt.kernel(_SHADER, {"TILE": p.tile, "WINO_OUT": 1}, wg, geom.spec())(

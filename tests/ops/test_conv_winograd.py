@@ -128,6 +128,37 @@ def test_splits(rng, monkeypatch, splits):
     assert p.padded % (4 * p.splits) == 0 and p.padded >= p.tiles
 
 
+@pytest.fixture
+def fresh_plans():
+    """Plans made under a patched MAX_WORKSPACE are dropped before and after the test."""
+    for f in (wino.plan_forward, wino.plan_wgrad):
+        f.cache_clear()
+    yield
+    for f in (wino.plan_forward, wino.plan_wgrad):
+        f.cache_clear()
+
+
+@pytest.mark.parametrize("tile", TILES)
+def test_batch_in_chunks(rng, monkeypatch, fresh_plans, tile):
+    """A batch whose workspace exceeds MAX_WORKSPACE runs in chunks of images (2, 2, 1 here): the
+    forward writes each chunk's outputs, the weight gradient accumulates the chunks' products."""
+    calls = _force(monkeypatch, tile)
+    x, w, b = rand(rng, 5, 4, 7, 6), rand(rng, 6, 4, 3, 3), rand(rng, 6)
+    aa, per_image = (tile + 2) ** 2, -(-7 // tile) * -(-6 // tile)
+    fixed = aa * 10 * 4 + aa * 6 * 4   # padding of V and M (or V and U), and U (or M, one split)
+    monkeypatch.setattr(wino, "MAX_WORKSPACE", 4 * (fixed + 2 * aa * 10 * per_image + 10))
+    monkeypatch.setenv("VKBACKEND_CONV_CONFIG", f"path=winograd,WT={tile},wgrad.splits=1")
+    y = vk.conv2d(x, w, b, padding=1)
+    close(y.numpy(), ref_conv(x, w, 1, 1) + b[:, None, None])
+    g = rand(rng, *y.shape)
+    dx, dw = vk.conv_vjp(x, w, g, padding=1)
+    ref_dx, ref_dw = _ref_vjp(x, w, g, 1, 1, 1, 1)
+    close(dx.numpy(), ref_dx)
+    close(dw.numpy(), ref_dw)
+    assert [p.chunk for p in calls["forward"] + calls["wgrad"]] == [2, 2, 2]
+    assert calls["forward"][0].chunks(5) == [(0, 2), (2, 2), (4, 1)]
+
+
 def test_plan_rules():
     """Defaults on a large discrete GPU: wide 3x3 stride-1 layers only; tiles of 4; 64 x 64 GEMM
     tiles for 64 channels. Other kernels, strides, input dilation (forward) and software devices
@@ -159,5 +190,9 @@ def test_plan_rules():
         assert wino.plan_forward(holes, key, (("path", "winograd"),)) is not None
         assert wino.plan_forward(geom(8, 256, 28, 3, 256, s=2).backward_input(), key, ()) is None
         assert wino.plan_forward(geom(32, 64, 56, 3, 64), key, ()).gemm == "small"
+        big = geom(256, 64, 56, 3, 64)  # ResNet's first stage at batch 256: chunks of images
+        for make in (wino.plan_forward, wino.plan_wgrad):
+            p = make(big, key, ())
+            assert 32 <= p.chunk < 256 and p.tiles == p.chunk * 14 * 14
         with pytest.raises(ValueError, match="WT=3"):
             wino.plan_wgrad(geom(2, 8, 8, 3, 8), key, (("WT", 3), ("path", "winograd")))
