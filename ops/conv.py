@@ -78,6 +78,7 @@ import numpy as np
 
 from .. import dtypes, runtime
 from ..array import Array
+from ..devices import MULTIPROCESSORS_ESTIMATE
 from ..primitives.creation import asarray, zeros
 from ..primitives.launch import groups_for
 from . import conv_winograd
@@ -393,7 +394,6 @@ _CANDIDATES = [
     (256, 4, 4, 4, 0.35),
     (32, 32, 4, 4, 0.45),
 ]
-_SM_ESTIMATE = 132  # Vulkan does not report multiprocessors; a large discrete GPU (H100 SXM)
 
 
 def _default_tiles(kind: str, rows: int, cols: int, batches: int, red: int, devkey,
@@ -414,7 +414,7 @@ def _default_tiles(kind: str, rows: int, cols: int, batches: int, red: int, devk
         # almost everywhere; with under two waves of them (two 256-invocation workgroups per
         # multiprocessor), a transposed weight read (backward-input) does better with 64x64x16.
         # BK is refined by the planner once the gather is known.
-        if transposed and -(-rows // 128) * -(-cols // 64) * batches < 2 * _SM_ESTIMATE:
+        if transposed and -(-rows // 128) * -(-cols // 64) * batches < 2 * MULTIPROCESSORS_ESTIMATE:
             return 64, 64, 16, 4, 4
         return 128, 64, 16, 8, 4
     best = None
@@ -425,7 +425,7 @@ def _default_tiles(kind: str, rows: int, cols: int, batches: int, red: int, devk
             cost = -(-rows // bm) * bm * -(-cols // bn) * bn / eff
         else:
             tiles = -(-rows // bm) * -(-cols // bn) * batches
-            cost = -(-tiles // _SM_ESTIMATE) * bm * bn / eff
+            cost = -(-tiles // MULTIPROCESSORS_ESTIMATE) * bm * bn / eff
         if best is None or cost < best[0]:
             best = (cost, bm, bn, tm, tn)
     _, bm, bn, tm, tn = best
@@ -513,7 +513,7 @@ def _plan_narrow(geom: _Geom, has_bias: bool, devkey: tuple, cfg: dict, nph: int
         # that still gives a full wave of 256-invocation workgroups (8 per multiprocessor).
         rt = 1
         for cand in (4, 2):
-            if -(-rows // (cand * wg)) * ny * geom.groups * nph >= 8 * _SM_ESTIMATE * 256 // wg:
+            if -(-rows // (cand * wg)) * ny * geom.groups * nph >= 8 * MULTIPROCESSORS_ESTIMATE * 256 // wg:
                 rt = cand
                 break
     defines = (("NARROW", 1), ("NN", nn), ("RT", rt), ("KC", kc), ("CU", cu), ("HAS_BIAS", int(has_bias)))
@@ -568,7 +568,7 @@ def _plan_forward(geom: _Geom, has_bias: bool, devkey: tuple, cfg_raw: str) -> _
         # and at least two waves of workgroups; BK=8 for the table/flat gathers (first layers),
         # short reductions (1x1 with few channels) and few tiles.
         tiles = -(-rows // bm) * -(-geom.cog // bn) * geom.groups * nph
-        bk = 16 if (gather == "uniform" and geom.cig * kp > 256 and tiles >= 2 * _SM_ESTIMATE) else 8
+        bk = 16 if (gather == "uniform" and geom.cig * kp > 256 and tiles >= 2 * MULTIPROCESSORS_ESTIMATE) else 8
         gather, table_n = _gather(geom, cfg, nph, kp, bk)
         nt = _check_tiles("fwd", bm, bn, bk, tm, tn, devkey)
     if gather == "table":
@@ -616,7 +616,7 @@ def _plan_wgrad(geom: _Geom, devkey: tuple, cfg_raw: str) -> _Plan:
     # About 4 workgroups per multiprocessor, rounded down to whole waves of two per
     # multiprocessor (rounding up left a nearly empty third wave: n8 c256 3x3, 36 tiles
     # x 15 splits = 540 workgroups over 264 slots).
-    target = 8 if devkey[1] else 4 * _SM_ESTIMATE
+    target = 8 if devkey[1] else 4 * MULTIPROCESSORS_ESTIMATE
     splits, split_steps = _split_rows(geom, cfg, min(target // tiles, nsteps // 16, 256), nsteps, max_count)
     defines = (("BM", bm), ("BN", bn), ("BK", bk), ("TM", tm), ("TN", tn))
     if devkey[1]:
@@ -668,7 +668,7 @@ def _balanced_rows(rows: int, col_tiles: int, sgm: int) -> int:
     n8 c256 28x28 3x3: 98 tiles of 128 rows leave 34 of 132 idle; 132 tiles of 96 ran the
     forward at 116.5 TFLOP/s against 105.8, backward-input 113.7 against 101.3 (BM 64 87.6)."""
     def cost(bm):
-        return -(-(-(-rows // bm) * col_tiles) // _SM_ESTIMATE) * bm
+        return -(-(-(-rows // bm) * col_tiles) // MULTIPROCESSORS_ESTIMATE) * bm
     return 96 if (96 % (16 * sgm) == 0 and cost(96) < cost(128)) else 128
 
 
@@ -764,7 +764,7 @@ def _plan_wgrad_coopmat(geom: _Geom, devkey: tuple, cfg_raw: str) -> _Plan | Non
     nsteps = max(1, -(-geom.rows // bk))
     # About two workgroups per multiprocessor: more splits cost more than they fill (H100,
     # n8 c256 3x3: 7 splits 60 TFLOP/s, 14 41; n32 c64: 29 splits 58, 64 44, 117 44).
-    default = min(2 * _SM_ESTIMATE // (tiles * geom.kp * geom.groups), nsteps // 8, 256)
+    default = min(2 * MULTIPROCESSORS_ESTIMATE // (tiles * geom.kp * geom.groups), nsteps // 8, 256)
     splits, split_steps = _split_rows(geom, cfg, default, nsteps, max_count)
     if tiles > max_count[0] or geom.kp > max_count[1] or geom.groups * splits > max_count[2]:
         return None

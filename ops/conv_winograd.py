@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 
 from .. import dtypes, runtime
 from ..array import Array
+from ..devices import MULTIPROCESSORS_ESTIMATE
 from ..primitives.matmul import CONFIGS, record_gemm
 
 _SHADER = "ops/conv_winograd.comp"
@@ -43,7 +44,6 @@ MAX_WORKSPACE = 256 << 20
 # 43.3 vs 29.1, backward-weight 42.6 vs 16.1; n8 c256 28x28 69.1 vs 21.1, 70.4 vs 24.8, 58.1 vs
 # 23.2 (TILE 2: 31-37). Narrower layers are bound by the transforms' memory traffic (not measured).
 MIN_CHANNELS = 64
-_SM_ESTIMATE = 132
 
 
 @dataclass(frozen=True)
@@ -146,7 +146,8 @@ def plan_wgrad(geom, devkey: tuple, cfg: tuple) -> WinogradPlan | None:
     gemm_tiles = -(-geom.cog // width) * -(-geom.cig // width) * aa * geom.groups
     # about two GEMM workgroups per multiprocessor, each summing >= 64 tiles (H100, TILE 4:
     # n8 c256 1 / 2 / 4 splits 55.8 / 58.1 / 58.7 TFLOP/s; n32 c64 7 / 16 splits 42.6 / 35.9)
-    splits = cfg.get("splits", max(1, min(round(2 * _SM_ESTIMATE / gemm_tiles), geom.n * per_image // 64)))
+    default = round(2 * MULTIPROCESSORS_ESTIMATE / gemm_tiles)
+    splits = cfg.get("splits", max(1, min(default, geom.n * per_image // 64)))
     # V and U (each split's tiles padded by up to 4), and M
     chunk = _chunk(geom, aa * (geom.cin + geom.cout) * per_image, aa * (geom.cin + geom.cout) * 4 * splits
                    + splits * aa * geom.cout * geom.cig)

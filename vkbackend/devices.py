@@ -20,6 +20,11 @@ _VENDORS = {0x10DE: "NVIDIA", 0x1002: "AMD", 0x8086: "Intel", 0x10005: "Mesa", 0
             0x5143: "Qualcomm", 0x106B: "Apple"}
 
 
+# Multiprocessors assumed when sizing grids to fill a GPU: Vulkan's core API does not report
+# them, so planners assume a large discrete GPU (H100 SXM: 132).
+MULTIPROCESSORS_ESTIMATE = 132
+
+
 class DeviceError(RuntimeError):
     """No usable Vulkan device, or a feature the work needs is missing."""
 

@@ -727,7 +727,7 @@ def test_hardware_plan_rules(shape, passes):
         else:
             assert (d["BM"], d["BN"], d["BK"]) == want, (kind, pl)
     wg = conv_mod._plan_wgrad(geom, _h100_key(), "")
-    assert wg.splits * wg.grid[0] * wg.grid[1] <= 4 * conv_mod._SM_ESTIMATE
+    assert wg.splits * wg.grid[0] * wg.grid[1] <= 4 * conv_mod.MULTIPROCESSORS_ESTIMATE
     assert conv_mod._plan_forward(geom.backward_input(), False, _h100_key(), "path=gemm").shader \
         == "ops/conv_gemm.comp"
 
