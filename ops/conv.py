@@ -34,11 +34,13 @@ Kernels (shaders/ops/):
                     channels) and 1x1 convolutions, where packing does not pay.
   conv_coopmat_wgrad.comp  float16 backward-weight: a GEMM per tap over (batch, output position)
                     on channels-last copies of x and the cotangent, split like conv_wgrad.comp.
+  conv_coopmat_wgrad_gather.comp  the same for channel counts that pad badly (first layers):
+                    one GEMM over all (channel, tap) columns, x gathered in place.
                     Where the device lacks cooperative matrices or below 16 output channels per
                     group, float16 forward runs the float32 kernels on widened copies; float16
-                    backward-weight without a plan here (channel counts that pad badly, a first
-                    layer's 3) runs conv_wgrad.comp reading the halves in place (widened copies
-                    only without 16-bit storage).
+                    backward-weight without a plan here (under 16 output channels) runs
+                    conv_wgrad.comp reading the halves in place (widened copies only without
+                    16-bit storage).
 Backward-input is a forward convolution of the cotangent: the flipped, channel-transposed weight,
 input dilation = the forward stride, stride = the forward input dilation. Where input dilation
 meets stride 1 (backward-input of a strided convolution, a transposed convolution), conv_gemm
@@ -51,7 +53,9 @@ VKBACKEND_CONV_CONFIG overrides them for tuning, e.g. "BM=128,BN=64,BK=8,TM=8,TN
 phased (0|1), BM, BN, BK, TM, TN (powers of two; TM, TN multiples of 4), splits, gridx (cap on
 grid x: the kernels loop), optionally prefixed with fwd. (forward and backward-input) or wgrad.
 The float16 kernels take f16. (path coopmat|packed|cast, BM, BN, BK, SGM, SGN: subgroups along
-rows and channels) and wgrad16. (path cast, BM, BN, BK, SGM, SGN, splits). path=winograd
+rows and channels) and wgrad16. (path packed|coopmat|cast: the packed kernel, the gathering
+one, the float32 kernels; BM, BN, BK, SGM, SGN, splits; the gathering kernel takes BK and
+splits). path=winograd
 (fwd. or wgrad.) forces conv_winograd.py wherever it applies (WT=2|4 its tile; wgrad.splits);
 path=gemm keeps the GEMM kernels.
 The narrow kernel (path=narrow; the default where C_out per group <= 8 and not direct) ignores
@@ -589,15 +593,15 @@ def _plan_forward(geom: _Geom, has_bias: bool, devkey: tuple, cfg_raw: str) -> _
     return _Plan("ops/conv_gemm.comp", defines, nt, geom.spec(), grid, flops=geom.flops())
 
 
-def _split_rows(geom: _Geom, cfg: dict, default: int, nsteps: int, max_count: tuple) -> tuple:
+def _split_rows(geom: _Geom, cfg: dict, default: int, nsteps: int, limit: int) -> tuple:
     """(splits, steps per split) of a backward-weight reduction of `nsteps` steps: cfg's splits or
     `default`, the latter capped so the float32 partial sums take at most 64 MiB; never more
-    splits than steps or than the grid's z allows, and none empty."""
+    splits than steps or than `limit` (the grid's), and none empty."""
     if "splits" in cfg:
         splits = cfg["splits"]
     else:
         splits = min(default, (64 << 20) // max(1, 4 * geom.weight_size()))
-    splits = max(1, min(splits, nsteps, max_count[2] // geom.groups))
+    splits = max(1, min(splits, nsteps, limit))
     split_steps = -(-nsteps // splits)
     return -(-nsteps // split_steps), split_steps
 
@@ -617,7 +621,8 @@ def _plan_wgrad(geom: _Geom, devkey: tuple, cfg_raw: str) -> _Plan:
     # multiprocessor (rounding up left a nearly empty third wave: n8 c256 3x3, 36 tiles
     # x 15 splits = 540 workgroups over 264 slots).
     target = 8 if devkey[1] else 4 * MULTIPROCESSORS_ESTIMATE
-    splits, split_steps = _split_rows(geom, cfg, min(target // tiles, nsteps // 16, 256), nsteps, max_count)
+    splits, split_steps = _split_rows(geom, cfg, min(target // tiles, nsteps // 16, 256), nsteps,
+                                      max_count[2] // geom.groups)
     defines = (("BM", bm), ("BN", bn), ("BK", bk), ("TM", tm), ("TN", tn))
     if devkey[1]:
         defines += (("NO_UNROLL", 1),)
@@ -738,15 +743,19 @@ _WGRAD16 = "ops/conv_coopmat_wgrad.comp"
 
 @functools.lru_cache(maxsize=256)
 def _plan_wgrad_coopmat(geom: _Geom, devkey: tuple, cfg_raw: str) -> _Plan | None:
-    """conv_coopmat_wgrad.comp for float16 backward-weight, or None where conv_wgrad.comp runs
-    instead: no cooperative matrices, or channel counts that pad badly (a first layer's 3
-    channels; its 49 taps would also re-read the cotangent 49 times). Tiles of BM output x BN
+    """conv_coopmat_wgrad.comp for float16 backward-weight, conv_coopmat_wgrad_gather.comp where
+    channel counts pad badly (a first layer's 3 channels; its 49 taps would also re-read the
+    cotangent 49 times), or None where conv_wgrad.comp runs instead (no cooperative matrices,
+    wgrad16.path=cast, see _plan_wgrad_gather). Tiles of BM output x BN
     input channels (powers of two >= the group's, 16 to 128), one tap each, subgroups of at
     least 32 x 32 (H100, n32 c64 3x3: 4 subgroups of 32 x 32 on a 64 x 64 tile 58 TFLOP/s, 8 of
     16 x 32 37), the rows split to fill about two workgroups per multiprocessor."""
     cfg = _parse_config(cfg_raw)["wgrad16"]
-    if (devkey is None or cfg.get("path") == "cast" or not (_pads_well(geom.cig) and _pads_well(geom.cog))
-            or not _packing_fits(geom, devkey)):
+    if devkey is None or cfg.get("path") == "cast":
+        return None
+    if cfg.get("path", "packed" if _pads_well(geom.cig) and _pads_well(geom.cog) else "coopmat") == "coopmat":
+        return _plan_wgrad_gather(geom, devkey, cfg)
+    if not _packing_fits(geom, devkey):
         return None
     _, _, max_shared, max_inv, max_count, sgs, _ = devkey
     width = lambda c: min(128, max(16, 1 << (c - 1).bit_length()))  # noqa: E731
@@ -765,11 +774,41 @@ def _plan_wgrad_coopmat(geom: _Geom, devkey: tuple, cfg_raw: str) -> _Plan | Non
     # About two workgroups per multiprocessor: more splits cost more than they fill (H100,
     # n8 c256 3x3: 7 splits 60 TFLOP/s, 14 41; n32 c64: 29 splits 58, 64 44, 117 44).
     default = min(2 * MULTIPROCESSORS_ESTIMATE // (tiles * geom.kp * geom.groups), nsteps // 8, 256)
-    splits, split_steps = _split_rows(geom, cfg, default, nsteps, max_count)
+    splits, split_steps = _split_rows(geom, cfg, default, nsteps, max_count[2] // geom.groups)
     if tiles > max_count[0] or geom.kp > max_count[1] or geom.groups * splits > max_count[2]:
         return None
     defines = (("BM", bm), ("BN", bn), ("BK", bk), ("SG_M", sgm), ("SG_N", sgn), ("SGS", sgs))
     return _Plan(_WGRAD16, defines, nt, geom.spec(split_steps, splits), (tiles, geom.kp, geom.groups * splits),
+                 splits, geom.flops())
+
+
+_WGRAD16_GATHER = "ops/conv_coopmat_wgrad_gather.comp"
+
+
+def _plan_wgrad_gather(geom: _Geom, devkey: tuple, cfg: dict) -> _Plan | None:
+    """conv_coopmat_wgrad_gather.comp: float16 backward-weight for channel counts that pad badly
+    (a first layer's 3), all (channel, tap) columns of a group in one tile, x gathered in place;
+    None (the float32 kernels) below 16 output channels or where the columns' tiles do not fit
+    shared memory. The rows split about two workgroups per multiprocessor. H100, n16 c3 224x224
+    7x7 stride 2 (147 columns): BK 16 34.4 TFLOP/s, 32 31.4 (132 splits 33.9), float32 kernels
+    on the halves 13.8, cuDNN 25.8."""
+    _, _, max_shared, max_inv, max_count, sgs, _ = devkey
+    pf = -(-geom.ktot // 16)
+    bk = cfg.get("BK", 16)
+    nt = 8 * sgs
+    shared = 2 * (64 + 16 * pf) * (bk + 8) * 2 + 16 * 16 * pf
+    if bk % 16 or nt % bk or nt > max_inv:
+        raise ValueError(f"conv float16 backward-weight (gathering) BK={bk}: need a multiple of 16 that "
+                         f"divides the workgroup of {nt} invocations")
+    jt = -(-geom.cog // 64)
+    if (geom.cog < _COOPMAT_MIN_COG or shared > max_shared or jt > max_count[1]
+            or geom.groups > max_count[2]):
+        return None
+    nsteps = max(1, -(-geom.rows // bk))
+    default = min(2 * MULTIPROCESSORS_ESTIMATE // (jt * geom.groups), nsteps // 8, 256)
+    splits, split_steps = _split_rows(geom, cfg, default, nsteps, max_count[0])
+    defines = (("PF", pf), ("BK", bk), ("SGS", sgs))
+    return _Plan(_WGRAD16_GATHER, defines, nt, geom.spec(split_steps, splits), (splits, jt, geom.groups),
                  splits, geom.flops())
 
 
@@ -897,16 +936,22 @@ def _record_wgrad(geom: _Geom, x: Array, g: Array, wshape: tuple) -> Array:
 
 def _record_wgrad_coopmat(geom: _Geom, p: _Plan, x: Array, g: Array, wshape: tuple) -> Array:
     """conv_coopmat_wgrad.comp on channels-last copies of x and of the cotangent (packed as the
-    input of a convolution with the cotangent's channels and positions), then its FINISH
-    dispatch: the splits summed into the weight's layout, in float16."""
+    input of a convolution with the cotangent's channels and positions), or
+    conv_coopmat_wgrad_gather.comp on them as they are; then the kernel's FINISH dispatch: the
+    splits summed into the weight's layout, in float16."""
     rt = runtime.get()
-    xp, gp = _pack_input(geom, x), _pack_input(replace(geom, cin=geom.cout, si=geom.so), g)
     n = geom.weight_size()
-    part = Array.empty((p.splits * n,), dtypes.float32)
+    if p.shader == _WGRAD16_GATHER:  # x and the cotangent as they are
+        d = dict(p.defines)
+        part = Array.empty((p.splits * geom.groups * p.grid[1] * 64 * 16 * d["PF"],), dtypes.float32)
+    else:
+        x, g = _pack_input(geom, x), _pack_input(replace(geom, cin=geom.cout, si=geom.so), g)
+        part = Array.empty((p.splits * n,), dtypes.float32)
     rt.kernel(p.shader, dict(p.defines), p.workgroup, p.spec)(
-        [xp.buffer, gp.buffer, part.buffer], [xp.offset, gp.offset, part.offset], p.grid)
+        [x.buffer, g.buffer, part.buffer], [x.offset, g.offset, part.offset], p.grid)
     dw = Array.empty(wshape, dtypes.float16)
-    finish = rt.kernel(p.shader, {"FINISH": 1}, 256, p.spec)
+    # (the gathering kernel's partial sums are laid out by PF)
+    finish = rt.kernel(p.shader, {"FINISH": 1, **{k: v for k, v in p.defines if k == "PF"}}, 256, p.spec)
     finish([part.buffer, dw.buffer], [part.offset, dw.offset], (max(1, min(groups_for(n, 256), 4096)),))
     return dw
 

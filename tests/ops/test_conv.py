@@ -495,6 +495,26 @@ def test_float16_kernel_configs(rng, monkeypatch, config):
     close16(dw.numpy(), ref_dw)
 
 
+@pytest.mark.parametrize("xs,ws,params,config", [
+    ((2, 3, 13, 11), (16, 3, 7, 7), dict(stride=2, padding=3), ""),                 # a first layer: 147 columns
+    ((2, 3, 13, 11), (16, 3, 7, 7), dict(stride=2, padding=3), ",wgrad16.BK=32,wgrad16.splits=3"),
+    ((1, 6, 9, 8), (34, 3, 3, 3), dict(padding=1, dilation=2, groups=2), ""),       # groups, 17 channels each
+    ((2, 5, 6, 7), (80, 5, 3, 3), dict(padding=(0, 1)), ""),                         # two tiles of 64 channels
+    ((1, 2, 4, 5, 6), (16, 2, 3, 3, 3), dict(padding=1), ",wgrad16.splits=1"),      # 3-D, one split
+])
+def test_float16_backward_weight_gathering(rng, monkeypatch, xs, ws, params, config):
+    """conv_coopmat_wgrad_gather.comp (few input channels: x gathered in place) where the device
+    has cooperative matrices, else the float32 kernels."""
+    monkeypatch.setenv("VKBACKEND_CONV_CONFIG", "wgrad16.path=coopmat" + config)
+    nd = len(xs) - 2
+    x, w = _half(rng, *xs), _half(rng, *ws, scale=0.3)
+    y = getattr(vk, f"conv{nd}d")(vk.asarray(x), vk.asarray(w), **params)
+    g = _half(rng, *y.shape)
+    _, dw = vk.conv_vjp(x, w, g, **params)
+    full = dict(dict(stride=1, padding=0, dilation=1, groups=1), **params)
+    close16(dw.numpy(), _ref_vjp(x, w, g, **full)[1])
+
+
 @pytest.mark.parametrize("xs,ws,groups", [
     ((2, 12, 9, 7), (16, 12, 3, 3), 1),        # 63 positions, 12 channels padded to 16
     ((1, 130, 5, 13), (24, 130, 1, 1), 1),     # 65 positions, three channel tiles of 64
@@ -653,8 +673,13 @@ def test_float16_backward_weight_plans():
     assert pl.grid == (1, 9, 2 * 132 // 9)  # about two workgroups per multiprocessor
     pl = conv_mod._plan_wgrad_coopmat(geom(32, 64, 56, 3, 64), _h100_key(), "wgrad16.splits=5")
     assert (pl.splits, pl.grid) == (5, (1, 9, 5))
-    # A first layer's 3 channels, the cast path, or no cooperative matrices: the float32 kernels.
-    assert conv_mod._plan_wgrad_coopmat(geom(16, 3, 64, 7, 64, 2, 3), _h100_key(), "") is None
+    # A first layer's 3 channels: all 147 (channel, tap) columns in one tile, gathered in place.
+    pl = conv_mod._plan_wgrad_coopmat(geom(16, 3, 64, 7, 64, 2, 3), _h100_key(), "")
+    d = dict(pl.defines)
+    assert pl.shader == "ops/conv_coopmat_wgrad_gather.comp" and (d["PF"], d["BK"], pl.workgroup) == (10, 16, 256)
+    assert pl.grid == (pl.splits, 1, 1) and 1 < pl.splits <= 2 * 132
+    # Under 16 output channels, the cast path, or no cooperative matrices: the float32 kernels.
+    assert conv_mod._plan_wgrad_coopmat(geom(16, 3, 64, 7, 8, 2, 3), _h100_key(), "") is None
     assert conv_mod._plan_wgrad_coopmat(geom(8, 256, 28, 3, 256), _h100_key(), "wgrad16.path=cast") is None
     assert conv_mod._plan_wgrad_coopmat(geom(8, 256, 28, 3, 256), None, "") is None
     # A batch beyond the packing grid's z limit (65535): neither packed kernel.
