@@ -16,8 +16,8 @@
 //
 // Defines: BM, BN, BK (multiples of 16; BM/SG_M and BN/SG_N too), SG_M x SG_N subgroups of SGS
 // invocations per workgroup (the workgroup size is SG_M * SG_N * SGS: the planner uses this
-// kernel only where the device's subgroup size is fixed, and passes it as SGS), GATHER (0 flat, 1 uniform), PHASED, B_J_FAST,
-// HAS_BIAS as in conv_gemm.comp.
+// kernel only where the device's subgroup size is fixed, and passes it as SGS), GATHER (0 flat,
+// 1 uniform, 2 table with TABLE_N entries), PHASED, B_J_FAST, HAS_BIAS as in conv_gemm.comp.
 // Bindings: 0 x, 1 w, 2 b (a dummy without bias), 3 y.  Push: x, w, b, y element offsets.
 // Grid: x over row tiles (looping), y over channel tiles, z groups (times phases).
 #ifndef BM
@@ -50,12 +50,13 @@
 #ifndef HAS_BIAS
 #define HAS_BIAS 0
 #endif
-#if GATHER == 2
-#error "conv_coopmat.comp: the table gather is conv_gemm.comp's only"
+#if PHASED && GATHER == 2
+#error "the table gather has no input dilation: PHASED does not apply"
 #endif
 // @variants GATHER=0|1 ?HAS_BIAS
 // @variants GATHER=0|1 PHASED=1 B_J_FAST=1
 // @variants BM=64 BN=64 BK=16 SG_M=2 SG_N=2 GATHER=1
+// @variants GATHER=2 TABLE_N=160 HAS_BIAS=1
 
 #define ELEM float16_t
 #define NSUBGROUPS (SG_M * SG_N)
@@ -127,6 +128,10 @@ void main() {
 #else
     const int nsteps = (G_KTOT + BK - 1) / BK;
 #endif
+#if GATHER == 2
+    gather_table(t);
+    barrier();
+#endif
 
     for (int tile = int(gl_WorkGroupID.x); tile < tiles_m; tile += int(gl_NumWorkGroups.x)) {
         const int m0 = tile * BM;
@@ -135,6 +140,7 @@ void main() {
             int n = m / G_SO;
             ivec3 b = row_window(m - n * G_SO);
             row_base[r] = b;
+            row_lin[r] = (b.x * SI1 + b.y) * SI2 + b.z;
             row_x[r] = m < G_ROWS ? pc.x_off + (n * CIN + g * CIG) * SI : -1;
         }
 

@@ -9,6 +9,24 @@
 #define ELEM float
 #endif
 
+#if GATHER == 2
+// The table gather's shared table of the (channel, tap) columns, filled once by gather_table().
+#ifndef TABLE_N
+#error "the table gather needs TABLE_N"
+#endif
+shared int tab_off[TABLE_N];    // c * SI + the tap's offset within a channel plane
+shared uint tab_taps[TABLE_N];  // tap offsets per axis, 10 bits each
+
+void gather_table(int t) {  // every invocation calls it; then a barrier
+    LOOP for (int kk = t; kk < TABLE_N; kk += NTHREADS) {
+        int c = kk / KP;
+        ivec3 taps = tap_offsets(kk - c * KP);
+        tab_off[kk] = c * SI + (taps.x * SI1 + taps.y) * SI2 + taps.z;
+        tab_taps[kk] = uint(taps.x) | (uint(taps.y) << 10) | (uint(taps.z) << 20);
+    }
+}
+#endif
+
 // -- loaders ----------------------------------------------------------------------------------
 int row_x[RA];      // x offset of (batch, group's first channel), or -1 past the last row
 ivec3 row_base[RA]; // first input coordinate per axis (row_window)

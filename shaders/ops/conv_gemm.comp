@@ -118,10 +118,6 @@ layout(std430, binding = 3) writeonly buffer Y { float y_[]; };
 #if !NARROW
 shared vec4 As[2 * BK * (BM / 4)];
 shared vec4 Bs[2 * BK * BROW];
-#if GATHER == 2
-shared int tab_off[TABLE_N];    // c * SI + the tap's offset within a channel plane
-shared uint tab_taps[TABLE_N];  // tap offsets per axis, 10 bits each
-#endif
 #endif
 
 #include "ops/conv_gemm_view.glsl"
@@ -268,12 +264,7 @@ void main() {
     const int nsteps = (G_KTOT + BK - 1) / BK;
 #endif
 #if GATHER == 2
-    LOOP for (int kk = t; kk < TABLE_N; kk += NTHREADS) {
-        int c = kk / KP;
-        ivec3 taps = tap_offsets(kk - c * KP);
-        tab_off[kk] = c * SI + (taps.x * SI1 + taps.y) * SI2 + taps.z;
-        tab_taps[kk] = uint(taps.x) | (uint(taps.y) << 10) | (uint(taps.z) << 20);
-    }
+    gather_table(t);
     barrier();
 #endif
 
