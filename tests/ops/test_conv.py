@@ -495,6 +495,23 @@ def test_float16_kernel_configs(rng, monkeypatch, config):
     close16(dw.numpy(), ref_dw)
 
 
+def _shaders_used(monkeypatch) -> list:
+    """The shaders of the kernels requested from here on (names, in order)."""
+    rt, used = runtime.get(), []
+    kernel = rt.kernel
+
+    def spy(shader, *args, **kw):
+        used.append(shader)
+        return kernel(shader, *args, **kw)
+    monkeypatch.setattr(rt, "kernel", spy)
+    return used
+
+
+def _gathers_if_it_can(used):
+    has = conv_mod._coopmat_key(runtime.get().device) is not None
+    assert ("ops/conv_coopmat_wgrad_gather.comp" in used) == has, used
+
+
 @pytest.mark.parametrize("xs,ws,params,config", [
     ((2, 3, 13, 11), (16, 3, 7, 7), dict(stride=2, padding=3), ""),                 # a first layer: 147 columns
     ((2, 3, 13, 11), (16, 3, 7, 7), dict(stride=2, padding=3), ",wgrad16.BK=32,wgrad16.splits=3"),
@@ -506,6 +523,7 @@ def test_float16_backward_weight_gathering(rng, monkeypatch, xs, ws, params, con
     """conv_coopmat_wgrad_gather.comp (few input channels: x gathered in place) where the device
     has cooperative matrices, else the float32 kernels."""
     monkeypatch.setenv("VKBACKEND_CONV_CONFIG", "wgrad16.path=coopmat" + config)
+    used = _shaders_used(monkeypatch)
     nd = len(xs) - 2
     x, w = _half(rng, *xs), _half(rng, *ws, scale=0.3)
     y = getattr(vk, f"conv{nd}d")(vk.asarray(x), vk.asarray(w), **params)
@@ -513,6 +531,27 @@ def test_float16_backward_weight_gathering(rng, monkeypatch, xs, ws, params, con
     _, dw = vk.conv_vjp(x, w, g, **params)
     full = dict(dict(stride=1, padding=0, dilation=1, groups=1), **params)
     close16(dw.numpy(), _ref_vjp(x, w, g, **full)[1])
+    _gathers_if_it_can(used)
+
+
+def test_float16_backward_weight_gathering_general(rng, monkeypatch):
+    """The gathering backward-weight kernel through conv_general: input dilation (holes), a
+    stride, asymmetric padding and flip (the gradient lands on the mirrored taps)."""
+    monkeypatch.setenv("VKBACKEND_CONV_CONFIG", "wgrad16.path=coopmat")
+    used = _shaders_used(monkeypatch)
+    kw = dict(stride=(1, 2), padding_lo=(1, 0), padding_hi=(2, 1), input_dilation=2, flip=True)
+    ref_kw = dict(stride=(1, 2), lo=(1, 0), hi=(2, 1), idil=2, flip=True)
+    x, w = _half(rng, 2, 3, 7, 6), _half(rng, 16, 3, 3, 3, scale=0.3)
+    g = _half(rng, *vk.conv_general(x, w, **kw).shape)
+    _, dw = vk.conv_general_vjp(x, w, g, **kw)
+    x64, g64 = x.astype(np.float64), g.astype(np.float64)
+    ref = np.zeros(w.shape)
+    for i in np.ndindex(*w.shape):  # <conv(x, e_i), g>: the convolution is linear in w
+        e = np.zeros(w.shape)
+        e[i] = 1.0
+        ref[i] = (ref_conv_general(x64, e, **ref_kw) * g64).sum()
+    close16(dw.numpy(), ref)
+    _gathers_if_it_can(used)
 
 
 @pytest.mark.parametrize("xs,ws,groups", [
