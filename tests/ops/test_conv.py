@@ -99,6 +99,18 @@ def close(got, ref, tol=2e-5):
     assert np.isfinite(got).all() and err < tol, f"max error {err:.3g} (scale {scale:.3g})"
 
 
+def _shaders_used(monkeypatch) -> list:
+    """The shaders of the kernels requested from here on (names, in order)."""
+    rt, used = runtime.get(), []
+    kernel = rt.kernel
+
+    def spy(shader, *args, **kw):
+        used.append(shader)
+        return kernel(shader, *args, **kw)
+    monkeypatch.setattr(rt, "kernel", spy)
+    return used
+
+
 # -- forward ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("case", [
     # (x shape, w shape, stride, padding, dilation, groups)
@@ -336,6 +348,48 @@ def test_config_override_paths(rng, monkeypatch, config):
     assert abs(lhs - (w * dw.numpy().astype(np.float64)).sum()) / scale < 1e-5
 
 
+def test_pointwise_as_batched_matmul(rng, monkeypatch):
+    """fwd.path=matmul: 1x1 stride-1 convolutions as a batched GEMM on primitives/matmul.comp, the
+    weight read in place (transposed for backward-input and a transposed convolution); with a
+    bias, padding or groups the convolution kernels run."""
+    monkeypatch.setenv("VKBACKEND_CONV_CONFIG", "fwd.path=matmul")
+    used = _shaders_used(monkeypatch)
+    x, w, b = rand(rng, 3, 5, 6, 7), rand(rng, 4, 5, 1, 1), rand(rng, 4)
+    close(vk.conv2d(x, w).numpy(), ref_conv(x, w))
+    g = rand(rng, 3, 4, 6, 7)
+    dx, dw = vk.conv_vjp(x, w, g)
+    ref_dx, ref_dw = _ref_vjp(x, w, g, 1, 0, 1, 1)
+    close(dx.numpy(), ref_dx)
+    close(dw.numpy(), ref_dw)
+    wt = rand(rng, 5, 6, 1, 1)  # conv_transpose2d: (C_in, C_out, 1, 1)
+    close(vk.conv_transpose2d(x, wt).numpy(), ref_conv_transpose(x, wt))
+    assert used.count("primitives/matmul.comp") == 3, used
+    del used[:]
+    close(vk.conv2d(x, w, b).numpy(), ref_conv(x, w) + b[:, None, None])
+    close(vk.conv2d(x, w, padding=1).numpy(), ref_conv(x, w, padding=1))
+    x2, w2 = rand(rng, 2, 6, 3, 4), rand(rng, 4, 3, 1, 1)
+    close(vk.conv2d(x2, w2, groups=2).numpy(), ref_conv(x2, w2, groups=2))
+    assert "primitives/matmul.comp" not in used, used
+
+
+def test_pointwise_matmul_rules():
+    """By default on hardware from 128 output channels and 256 positions (no GPU work)."""
+    def geom(n, c, h, co, s=1, p=0):
+        return conv_mod._geometry("t", (n, c, h, h), (co, c, 1, 1), 2, (s, s), (p, p), (p, p), (1, 1), (1, 1),
+                                  1, False, False)
+    key, sw = _h100_key(), ("llvmpipe", True) + _h100_key()[2:]
+    with no_gpu_work():
+        assert conv_mod._pointwise_matmul(geom(32, 128, 28, 128), False, key, "")
+        assert conv_mod._pointwise_matmul(geom(32, 64, 56, 256).backward_input(), False, key, "") is False
+        assert conv_mod._pointwise_matmul(geom(32, 256, 56, 64).backward_input(), False, key, "")
+        assert not conv_mod._pointwise_matmul(geom(8, 512, 7, 2048), False, key, "")      # 49 positions
+        assert not conv_mod._pointwise_matmul(geom(32, 128, 28, 128), True, key, "")      # bias
+        assert not conv_mod._pointwise_matmul(geom(32, 128, 28, 128, s=2), False, key, "")
+        assert not conv_mod._pointwise_matmul(geom(32, 128, 28, 128), False, sw, "")
+        assert conv_mod._pointwise_matmul(geom(2, 4, 3, 4), False, sw, "fwd.path=matmul")
+        assert not conv_mod._pointwise_matmul(geom(32, 128, 28, 128), False, key, "fwd.path=gemm")
+
+
 @pytest.mark.parametrize("case", [
     # backward-input of strided convolutions and transposed convolutions: the phase split
     ("vjp", (2, 6, 11, 9), (8, 6, 3, 3), dict(stride=2, padding=1, dilation=1, groups=1)),
@@ -493,18 +547,6 @@ def test_float16_kernel_configs(rng, monkeypatch, config):
     ref_dx, ref_dw = _ref_vjp(x, w, g, **params)
     close16(dx.numpy(), ref_dx)
     close16(dw.numpy(), ref_dw)
-
-
-def _shaders_used(monkeypatch) -> list:
-    """The shaders of the kernels requested from here on (names, in order)."""
-    rt, used = runtime.get(), []
-    kernel = rt.kernel
-
-    def spy(shader, *args, **kw):
-        used.append(shader)
-        return kernel(shader, *args, **kw)
-    monkeypatch.setattr(rt, "kernel", spy)
-    return used
 
 
 def _gathers_if_it_can(used):

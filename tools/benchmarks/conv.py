@@ -119,6 +119,9 @@ def run_vk(case: dict) -> dict:
         kind = case["pass"]
         half = case.get("dtype") == "float16"
         def fwd(gm):
+            if not half and C._pointwise_matmul(gm, False, C._device_key(vk.device()),
+                                                os.environ.get("VKBACKEND_CONV_CONFIG", "")):
+                return "matmul.comp: a batched GEMM (1x1)"
             return ((not half and C.plan("winograd_fwd", gm))
                     or C.plan("forward16" if half and C.uses_coopmat(gm) else "forward", gm))
         if kind == "forward":
@@ -135,7 +138,9 @@ def run_vk(case: dict) -> dict:
         err = _sample_error(case, x, w, g, got)
         repeats = max(3, min(50, int(2e11 / _flops(case))))
         ms = time_vk(fn, repeats=repeats, replay=True)  # stateless: the same batch back to back
-        if isinstance(pl, C.conv_winograd.WinogradPlan):
+        if isinstance(pl, str):
+            plan = pl
+        elif isinstance(pl, C.conv_winograd.WinogradPlan):
             plan = pl.describe()
         else:
             plan = f"{pl.shader.split('/')[-1]} {dict(pl.defines)} wg={pl.workgroup} grid={pl.grid}"
