@@ -87,7 +87,7 @@ from .. import dtypes, runtime
 from ..array import Array
 from ..devices import MULTIPROCESSORS_ESTIMATE
 from ..primitives.creation import asarray, zeros
-from ..primitives.launch import groups_for
+from ..primitives.launch import groups_for, workgroup_size
 from ..primitives.matmul import record_gemm
 from . import conv_winograd
 
@@ -967,7 +967,7 @@ def _record_wgrad(geom: _Geom, x: Array, g: Array, wshape: tuple) -> Array:
         n = dw.size
         part = Array.empty((p.splits * n,), dtypes.float32)
         k([x.buffer, g.buffer, part.buffer], [x.offset, g.offset, part.offset], p.grid)
-        wg = 64 if rt.device.is_software else 256
+        wg = workgroup_size()
         red = rt.kernel("ops/conv_reduce.comp", {"MODE_SPLITS": 1}, wg)
         red([part.buffer, dw.buffer], [n, p.splits, part.offset, dw.offset], (groups_for(n, wg),))
     return dw.astype(dtypes.float16) if half else dw
@@ -1004,7 +1004,7 @@ def _record_bgrad(geom: _Geom, g: Array) -> Array:
         db = zeros((geom.cout,), dtypes.float32)
     else:
         db = Array.empty((geom.cout,), dtypes.float32)
-        wg = 64 if rt.device.is_software else 256
+        wg = workgroup_size()
         red = rt.kernel("ops/conv_reduce.comp", {"MODE_BIAS": 1, "HALF_IN": 1} if half else {"MODE_BIAS": 1}, wg)
         grid = (max(1, min(geom.cout, rt.device.max_workgroup_count[0])),)
         red([g.buffer, db.buffer], [geom.n, geom.cout, math.prod(geom.so), g.offset, db.offset], grid)

@@ -28,11 +28,13 @@ MAX_WORKSPACE run in chunks of images, one after the other, reusing them.
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass, replace
 
 from .. import dtypes, runtime
 from ..array import Array
 from ..devices import MULTIPROCESSORS_ESTIMATE
+from ..primitives.launch import groups_for, workgroup_size
 from ..primitives.matmul import CONFIGS, record_gemm
 
 _SHADER = "ops/conv_winograd.comp"
@@ -54,6 +56,11 @@ class WinogradPlan:
     padded: int    # tiles rounded up: splits x a multiple of 4 (vector loads in the GEMM)
     gemm: str | None  # matmul tile config (None: matmul's own choice)
     chunk: int     # images per chunk of the batch (tiles and padded count one full chunk)
+
+    @property
+    def points(self) -> int:
+        """ALPHA^2: the transformed domain's points, one GEMM (per group) each."""
+        return (self.tile + 2) ** 2
 
     def describe(self) -> str:
         return (f"conv_winograd.comp TILE={self.tile} tiles={self.tiles} splits={self.splits} "
@@ -164,26 +171,25 @@ def plan_wgrad(geom, devkey: tuple, cfg: tuple) -> WinogradPlan | None:
 
 def _transform(mode: str, p: WinogradPlan, geom, src: Array, src_off: int, dst: Array, channels: int) -> None:
     """WINO_X / WINO_G: the tiles of geom's images at src_off into dst[xi][channel][padded]."""
-    rt = runtime.get()
-    wg = 64 if rt.device.is_software else 256
-    rt.kernel(_SHADER, {"TILE": p.tile, mode: 1}, wg, geom.spec())(
+    wg = workgroup_size()
+    runtime.get().kernel(_SHADER, {"TILE": p.tile, mode: 1}, wg, geom.spec())(
         [src.buffer, dst.buffer], [src_off, dst.offset, p.padded, 0], (-(-p.padded // wg), channels))
 
 
 def record_forward(geom, p: WinogradPlan, x: Array, w: Array, b: Array | None) -> Array:
     """Record the forward pass (x, w, b float32; b may be None): y in geom.out_shape()."""
     rt = runtime.get()
-    aa = (p.tile + 2) ** 2
-    wg = 64 if rt.device.is_software else 256
+    aa = p.points
+    wg = workgroup_size()
     u = Array.empty((aa * geom.cout * geom.cig,), dtypes.float32)
     n = geom.cout * geom.cig
     rt.kernel(_SHADER, {"TILE": p.tile, "WINO_W": 1}, wg, geom.spec())(
-        [w.buffer, u.buffer], [w.offset, u.offset, 0, 0], (max(1, min(-(-n // wg), 4096)),))
+        [w.buffer, u.buffer], [w.offset, u.offset, 0, 0], (groups_for(n, wg),))
     v = Array.empty((aa * geom.cin * p.padded,), dtypes.float32)
     prod = Array.empty((aa * geom.cout * p.padded,), dtypes.float32)
     y = Array.empty(geom.out_shape(), dtypes.float32)
     bb = b if b is not None else w
-    si, so = geom.si[0] * geom.si[1] * geom.si[2], geom.so[0] * geom.so[1] * geom.so[2]
+    si, so = math.prod(geom.si), math.prod(geom.so)
     for n0, count in p.chunks(geom.n):
         part = replace(geom, n=count)
         _transform("WINO_X", p, part, x, x.offset + n0 * geom.cin * si, v, geom.cin)
@@ -202,13 +208,13 @@ def record_wgrad(geom, p: WinogradPlan, x: Array, g: Array, wshape: tuple) -> Ar
     """Record the backward-weight pass (x, g float32): dW (float32) in wshape; the chunks of the
     batch accumulate into the GEMMs' products (beta = 1)."""
     rt = runtime.get()
-    aa = (p.tile + 2) ** 2
-    wg = 64 if rt.device.is_software else 256
+    aa = p.points
+    wg = workgroup_size()
     v = Array.empty((aa * geom.cin * p.padded,), dtypes.float32)
     u = Array.empty((aa * geom.cout * p.padded,), dtypes.float32)
     per_split = p.padded // p.splits
     prod = Array.empty((p.splits * aa * geom.cout * geom.cig,), dtypes.float32)
-    si, so = geom.si[0] * geom.si[1] * geom.si[2], geom.so[0] * geom.so[1] * geom.so[2]
+    si, so = math.prod(geom.si), math.prod(geom.so)
     for n0, count in p.chunks(geom.n):
         part = replace(geom, n=count)
         _transform("WINO_X", p, part, x, x.offset + n0 * geom.cin * si, v, geom.cin)
@@ -222,5 +228,5 @@ def record_wgrad(geom, p: WinogradPlan, x: Array, g: Array, wshape: tuple) -> Ar
     dw = Array.empty(wshape, dtypes.float32)
     n = geom.cout * geom.cig
     rt.kernel(_SHADER, {"TILE": p.tile, "WINO_OUT": 1}, wg, geom.spec())(
-        [prod.buffer, dw.buffer], [prod.offset, dw.offset, p.splits, 0], (max(1, min(-(-n // wg), 4096)),))
+        [prod.buffer, dw.buffer], [prod.offset, dw.offset, p.splits, 0], (groups_for(n, wg),))
     return dw
