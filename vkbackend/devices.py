@@ -24,6 +24,11 @@ _VENDORS = {0x10DE: "NVIDIA", 0x1002: "AMD", 0x8086: "Intel", 0x10005: "Mesa", 0
 # them, so planners assume a large discrete GPU (H100 SXM: 132).
 MULTIPROCESSORS_ESTIMATE = 132
 
+# lavapipe ends every loop once an invocation has run this many iterations of its non-unrolled
+# loops in all (Mesa's gallivm: LP_MAX_TGSI_LOOP_ITERATIONS, one counter per invocation shared by
+# every loop, in llvmpipe since the TGSI days and still in the NIR path); see loop_guard.py.
+LAVAPIPE_LOOP_BUDGET = 65535
+
 
 class DeviceError(RuntimeError):
     """No usable Vulkan device, or a feature the work needs is missing."""
@@ -53,6 +58,13 @@ class Device:
     features: frozenset = frozenset()
     # VK_KHR_cooperative_matrix shapes: (M, N, K, A, B, C, Result) with component type names.
     cooperative_matrix: tuple = ()
+    # Loop iterations (non-unrolled loops, all of them together) one invocation may run before the
+    # driver cuts its loops short: LAVAPIPE_LOOP_BUDGET on lavapipe, None where unlimited, or what
+    # VKBACKEND_LOOP_BUDGET lowers it to. Planners keep every invocation's loops inside it.
+    loop_budget: int | None = None
+    # VKBACKEND_LOOP_BUDGET was set: every kernel carries loop_guard's counter, so the lowered
+    # budget is enforced on this device as lavapipe enforces its own.
+    loop_budget_emulated: bool = False
     extensions: tuple = field(repr=False, default=())
     manager: object = field(repr=False, compare=False, default=None)
 
@@ -103,6 +115,22 @@ def _disabled_features_from_env() -> frozenset:
     """VKBACKEND_DISABLE_FEATURE=cooperativeMatrix,shaderFloat16: paths that need them are not taken."""
     raw = os.environ.get("VKBACKEND_DISABLE_FEATURE", "")
     return frozenset(n.strip() for n in raw.split(",") if n.strip())
+
+
+def _loop_budget(is_software: bool) -> tuple[int | None, bool]:
+    """(budget, emulated): the driver's, lowered by VKBACKEND_LOOP_BUDGET when that is set."""
+    native = LAVAPIPE_LOOP_BUDGET if is_software else None
+    raw = os.environ.get("VKBACKEND_LOOP_BUDGET", "").strip()
+    if not raw:
+        return native, False
+    try:
+        want = int(raw)
+    except ValueError:
+        want = 0
+    if not 2 <= want < 2**31:
+        raise ValueError(f"VKBACKEND_LOOP_BUDGET={raw!r}: expected an integer from 2 to 2**31 - 1 "
+                         "(loop iterations per invocation)")
+    return (want if native is None else min(want, native)), True
 
 
 def _disabled_from_env() -> frozenset:
@@ -160,6 +188,7 @@ def open_device() -> Device:
     off = _disabled_features_from_env()
     enabled = frozenset(mgr.enabled_features()) - off
     driver = " ".join(x for x in (caps["driver_name"], caps["driver_info"]) if x) or _version(caps["driver_version"])
+    loop_budget, emulated = _loop_budget("llvmpipe" in caps["device_name"].lower())
     return Device(
         index=index,
         name=caps["device_name"],
@@ -181,6 +210,8 @@ def open_device() -> Device:
         device_local_bytes=caps["device_local_bytes"],
         features=enabled,
         cooperative_matrix=_cooperative_shapes(mgr, off),
+        loop_budget=loop_budget,
+        loop_budget_emulated=emulated,
         extensions=tuple(caps["extensions"]),
         manager=mgr,
     )

@@ -12,7 +12,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from . import compiler
+from . import compiler, loop_guard
 
 # Device capabilities become defines, so one shader source serves every device and fallback.
 _FEATURE_DEFINES = {"vote": "HAS_SUBGROUP_VOTE", "arithmetic": "HAS_SUBGROUP_ARITHMETIC",
@@ -83,6 +83,8 @@ class Kernel:
         self.defines = full
         self.workgroup = workgroup
         self.spirv = compiler.compile_shader(shader, full)
+        if dev.loop_budget_emulated:
+            self.spirv = loop_guard.instrument(self.spirv, dev.loop_budget)
         self.spirv_hash = hashlib.sha256(self.spirv).hexdigest()[:24]
         slots = max(1, math.ceil(workgroup / max(1, dev.min_subgroup_size)))
         self.spec = (workgroup, slots) + tuple(int(s) for s in spec)

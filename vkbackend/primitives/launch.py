@@ -16,3 +16,33 @@ def workgroup_size() -> int:
     """Invocations per workgroup for the simple one-item-per-invocation kernels: 256, or 64 on
     software rasterizers (lavapipe runs each invocation as a SIMD lane and switches at barriers)."""
     return 64 if runtime.get().device.is_software else 256
+
+
+
+def loop_budget() -> int | None:
+    """Counted loop iterations one invocation may run in all, or None where the device sets no
+    limit (lavapipe: 65535). A loop of n iterations counts n + 1 (lavapipe passes its end once more
+    on the way out), the loops nested in it included; loops the compiler unrolls ([[unroll]] with
+    trip counts fixed at compile time) count nothing."""
+    return runtime.get().device.loop_budget
+
+
+def budget_chunks(trips: int, per_trip: int = 1, reserve: int = 0) -> int:
+    """Pieces a loop of `trips` iterations must be cut into (split-K, more workgroups, more
+    dispatches) so that each piece fits the loop budget: each iteration costs `per_trip` (1 plus
+    its inner loops' counts), the loop's exit 1 and the kernel's other loops `reserve`. 1 where
+    the device sets no limit."""
+    budget = loop_budget()
+    if budget is None or trips <= 0:
+        return 1
+    room = (budget - reserve - 1) // max(1, per_trip)
+    if room < 1:
+        raise LoopBudgetError(f"one loop iteration costs {per_trip} counted iterations and the rest of "
+                              f"the kernel {reserve + 1}: more than the device's loop budget of {budget} "
+                              "per invocation")
+    return -(-trips // room)
+
+
+class LoopBudgetError(ValueError):
+    """Work that cannot be cut to fit the device's loop budget (lavapipe: 65535 iterations per
+    invocation), raised before any GPU work instead of letting the driver cut loops short."""

@@ -1,0 +1,120 @@
+"""The loop budget: lavapipe's limiter as measured, loop_guard's copy of it, the device setting."""
+import hashlib
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import vkbackend as vk
+from vkbackend import compiler, devices, kernel, loop_guard, runtime, variants
+from vkbackend.array import Array
+from vkbackend.primitives import launch
+from vkbackend.primitives.creation import poison
+
+SHADER = str(Path(__file__).parent.parent / "shaders" / "loop_budget.comp")
+# (outer, inner, tail) -> what a device without a limit counts: outer, outer*inner, tail, 8.
+CASES = [(10, 100, 50), (1, 70000, 0), (70000, 0, 0), (3, 30000, 20000), (2, 40, 0)]
+
+
+def _run(spirv, spec, push):
+    rt = runtime.get()
+    out = Array.empty((8,), vk.uint32)
+    poison(out.buffer)
+    algo = rt.pipelines.get(hashlib.sha256(spirv).hexdigest()[:24], spirv, spec, [out.buffer], 3)
+    rt.stream.dispatch(algo, kernel.pack_push(push), (2, 1, 1))
+    got = out.numpy()
+    assert (got[:4] == got[4:]).all()  # both invocations alike
+    return tuple(int(v) for v in got[:4])
+
+
+def _limited(budget, outer, inner, tail):
+    """What lavapipe's limiter leaves of the three loops: each iteration counts 1 at its end, each
+    loop 1 more on its way out, and a loop ends once the count reaches the budget."""
+    left, a, b, c = budget, 0, 0, 0
+    for _ in range(outer):
+        a += 1
+        for _ in range(inner):
+            b += 1
+            left -= 1
+            if left <= 0:
+                break
+        left -= 1  # the inner loop's exit
+        if left <= 0:
+            break
+        left -= 1  # the outer loop's end of iteration
+        if left <= 0:
+            break
+    return a, b
+
+
+@pytest.mark.parametrize("outer,inner,tail", CASES)
+def test_the_device_limit_is_the_reported_budget(dev, outer, inner, tail):
+    k = runtime.get().kernel(SHADER, {}, 1)
+    got = _run(k.spirv if not dev.loop_budget_emulated else loop_guard.instrument(k.spirv, dev.loop_budget),
+               k.spec, [outer, inner, tail])
+    if dev.loop_budget is None:
+        assert got == (outer, outer * inner, tail, 8)
+    elif outer * (inner + 2) + tail + 2 <= dev.loop_budget:
+        assert got == (outer, outer * inner, tail, 8)
+    else:
+        assert got[:2] == _limited(dev.loop_budget, outer, inner, tail)
+        assert got[3] == 8  # the [[unroll]] loop is not counted
+
+
+@pytest.mark.parametrize("budget", [2, 100, 1000])
+@pytest.mark.parametrize("outer,inner,tail", CASES)
+def test_guard_enforces_a_lowered_budget(outer, inner, tail, budget):
+    k = runtime.get().kernel(SHADER, {}, 1)
+    got = _run(loop_guard.instrument(k.spirv, budget), k.spec, [outer, inner, tail])
+    assert got[:2] == _limited(budget, outer, inner, tail)
+    assert got[3] == 8
+    if outer * (inner + 2) + 2 <= budget:  # room left for the do-while
+        assert got[2] == tail if outer * (inner + 2) + tail + 2 <= budget else got[2] < tail
+
+
+@pytest.mark.parametrize("path", variants.shader_files(), ids=lambda p: p.name)
+def test_guard_handles_every_shader(path, tmp_path):
+    """Every shader's loops (the first declared variant, subgroup features on) take the guard and
+    still pass spirv-val: no loop form of the project's is beyond it."""
+    val = compiler.spirv_val()
+    if val is None:
+        pytest.fail("spirv-val is not installed (make setup installs it)")
+    defines = variants.parse(path.read_text())[0]
+    defines.pop("+subgroup", None)
+    features = {d: 1 for d in kernel._FEATURE_DEFINES.values()}
+    spirv = compiler.compile_shader(str(path), {**features, **defines})
+    guarded = loop_guard.instrument(spirv, 1000)
+    out = tmp_path / "guarded.spv"
+    out.write_bytes(guarded)
+    res = subprocess.run([val, "--target-env", "vulkan1.1", str(out)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_budget_setting(monkeypatch):
+    monkeypatch.delenv("VKBACKEND_LOOP_BUDGET", raising=False)
+    assert devices._loop_budget(True) == (65535, False)
+    assert devices._loop_budget(False) == (None, False)
+    monkeypatch.setenv("VKBACKEND_LOOP_BUDGET", "500")
+    assert devices._loop_budget(True) == (500, True)
+    assert devices._loop_budget(False) == (500, True)
+    monkeypatch.setenv("VKBACKEND_LOOP_BUDGET", "100000")
+    assert devices._loop_budget(True) == (65535, True)
+    for bad in ("x", "0", "1", "-5", str(2**31)):
+        monkeypatch.setenv("VKBACKEND_LOOP_BUDGET", bad)
+        with pytest.raises(ValueError, match="VKBACKEND_LOOP_BUDGET"):
+            devices._loop_budget(True)
+
+
+def test_budget_chunks(monkeypatch):
+    rt = runtime.get()
+    monkeypatch.setattr(rt.device.__class__, "loop_budget", 101, raising=False)
+    monkeypatch.setattr(launch, "loop_budget", lambda: 101)
+    assert launch.budget_chunks(100) == 1
+    assert launch.budget_chunks(101) == 2
+    assert launch.budget_chunks(100, per_trip=2) == 2
+    assert launch.budget_chunks(10, per_trip=10, reserve=10) == 2
+    with pytest.raises(launch.LoopBudgetError, match="loop budget of 101"):
+        launch.budget_chunks(5, per_trip=60, reserve=50)
+    monkeypatch.setattr(launch, "loop_budget", lambda: None)
+    assert launch.budget_chunks(10**12, per_trip=1000) == 1
