@@ -1,4 +1,5 @@
 """The loop budget: lavapipe's limiter as measured, loop_guard's copy of it, the device setting."""
+import copy
 import hashlib
 import subprocess
 from pathlib import Path
@@ -17,12 +18,13 @@ SHADER = str(Path(__file__).parent.parent / "shaders" / "loop_budget.comp")
 CASES = [(10, 100, 50), (1, 70000, 0), (70000, 0, 0), (3, 30000, 20000), (2, 40, 0)]
 
 
-def _run(spirv, spec, push):
-    rt = runtime.get()
+def _run(spirv, push):
+    """Run loop_budget.comp as the module `spirv` (the plain or a guarded build) on 2 invocations."""
+    k = copy.copy(runtime.get().kernel(SHADER, {}, 1))
+    k.spirv, k.spirv_hash = spirv, hashlib.sha256(spirv).hexdigest()[:24]
     out = Array.empty((8,), vk.uint32)
     poison(out.buffer)
-    algo = rt.pipelines.get(hashlib.sha256(spirv).hexdigest()[:24], spirv, spec, [out.buffer], 3)
-    rt.stream.dispatch(algo, kernel.pack_push(push), (2, 1, 1))
+    k([out.buffer], push, (2,))
     got = out.numpy()
     assert (got[:4] == got[4:]).all()  # both invocations alike
     return tuple(int(v) for v in got[:4])
@@ -51,8 +53,7 @@ def _limited(budget, outer, inner, tail):
 @pytest.mark.parametrize("outer,inner,tail", CASES)
 def test_the_device_limit_is_the_reported_budget(dev, outer, inner, tail):
     k = runtime.get().kernel(SHADER, {}, 1)
-    got = _run(k.spirv if not dev.loop_budget_emulated else loop_guard.instrument(k.spirv, dev.loop_budget),
-               k.spec, [outer, inner, tail])
+    got = _run(k.spirv, [outer, inner, tail])  # guarded already where the budget is emulated
     if dev.loop_budget is None:
         assert got == (outer, outer * inner, tail, 8)
     elif outer * (inner + 2) + tail + 2 <= dev.loop_budget:
@@ -65,8 +66,7 @@ def test_the_device_limit_is_the_reported_budget(dev, outer, inner, tail):
 @pytest.mark.parametrize("budget", [2, 100, 1000])
 @pytest.mark.parametrize("outer,inner,tail", CASES)
 def test_guard_enforces_a_lowered_budget(outer, inner, tail, budget):
-    k = runtime.get().kernel(SHADER, {}, 1)
-    got = _run(loop_guard.instrument(k.spirv, budget), k.spec, [outer, inner, tail])
+    got = _run(loop_guard.instrument(compiler.compile_shader(SHADER), budget), [outer, inner, tail])
     assert got[:2] == _limited(budget, outer, inner, tail)
     assert got[3] == 8
     if outer * (inner + 2) + 2 <= budget:  # room left for the do-while
