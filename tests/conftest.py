@@ -54,7 +54,7 @@ def no_gpu_work():
 
         def __exit__(self, *exc):
             after = vk.stats()
-            for k in ("dispatches", "submits", "uploads"):
+            for k in ("dispatches", "fills", "submits", "uploads"):
                 assert after[k] == self.before[k], f"{k} changed on a bad-input path"
             return False
     return _Guard()

@@ -19,8 +19,7 @@ class Storage:
         self.buffer = rt.pool.acquire(words)
         self._rt = rt  # set only once there is a buffer to give back
         if self._rt.poison:
-            from .primitives import creation
-            creation.poison(self.buffer)
+            rt.stream.fill(self.buffer, 0xFFFFFFFF)
 
     def __del__(self):
         rt = getattr(self, "_rt", None)

@@ -1,7 +1,8 @@
-"""Kernels: SPIR-V + specialization constants + uint32 push constants, and an LRU of pipelines.
+"""Kernels: SPIR-V + specialization constants + uint32 push constants, and their pipelines.
 
-A kp.Algorithm (a pipeline, ~1.4 ms to create on NVIDIA) is bound to its buffers, so the cache key
-holds the buffers' serial numbers; pooled buffers recur in loops, which makes hits the rule there.
+One kp.Pipeline per shader variant (SPIR-V, specialization constants, buffer count, push size),
+shared by every dispatch whatever buffers it binds (kp patch 0005): a pipeline is made once, and
+a dispatch binds its buffers through a recycled descriptor set.
 """
 from __future__ import annotations
 
@@ -23,42 +24,48 @@ _FEATURE_DEFINES = {"vote": "HAS_SUBGROUP_VOTE", "arithmetic": "HAS_SUBGROUP_ARI
 _FLOATS = (float, np.floating)
 
 
-def pack_push(values) -> np.ndarray:
-    """Push constants as uint32 words: Python/numpy floats as float32 bits, ints modulo 2**32.
-    One struct.pack in the usual case (ints in 0..2**32-1, floats in float32's range): it is on
-    every dispatch's path, where the element-by-element way cost ~8 us for a mixed list."""
+def pack_push(values) -> bytes:
+    """Push constants as uint32 words (bytes): Python/numpy floats as float32 bits, ints modulo
+    2**32. It is on every dispatch's path: all-int lists (most kernels) pack in one call, mixed
+    ones in a second, only negatives and out-of-range values word by word."""
     try:
-        fmt = "=" + "".join("f" if isinstance(v, _FLOATS) else "I" for v in values)
-        return np.frombuffer(struct.pack(fmt, *values), np.uint32).copy()
+        return struct.pack(f"={len(values)}I", *values)
+    except struct.error:
+        pass
+    try:
+        return struct.pack("=" + "".join("f" if isinstance(v, _FLOATS) else "I" for v in values), *values)
     except (struct.error, OverflowError):  # negative ints, floats beyond float32 (-> inf)
         with np.errstate(over="ignore"):
             return np.array([int(np.float32(v).view(np.uint32)) if isinstance(v, _FLOATS)
-                             else int(v) & 0xFFFFFFFF for v in values], np.uint32)
+                             else int(v) & 0xFFFFFFFF for v in values], np.uint32).tobytes()
 
 
 class PipelineCache:
-    def __init__(self, manager, capacity: int = 512):
+    """Pipelines by (SPIR-V, specialization constants, buffer count, push words). A bound on their
+    number is a safety net: a program uses a fixed set of variants."""
+
+    def __init__(self, manager, capacity: int = 1024):
         self._mgr = manager
         self._lru: OrderedDict = OrderedDict()
         self.capacity = capacity
-        self.stats = {"hits": 0, "misses": 0, "evictions": 0}
+        self.stats = {"hits": 0, "misses": 0, "evictions": 0, "created": 0}
 
-    def get(self, spirv_hash: str, spirv: bytes, spec: tuple, buffers, push_words: int):
-        key = (spirv_hash, spec, tuple(b.serial for b in buffers), push_words)
-        algo = self._lru.get(key)
-        if algo is not None:
+    def get(self, spirv_hash: str, spirv: bytes, spec: tuple, buffers: int, push_words: int):
+        key = (spirv_hash, spec, buffers, push_words)
+        pipe = self._lru.get(key)
+        if pipe is not None:
             self._lru.move_to_end(key)
             self.stats["hits"] += 1
-            return algo
+            return pipe
         self.stats["misses"] += 1
-        algo = self._mgr.algorithm([b.tensor for b in buffers], spirv, (1, 1, 1),
-                                   np.array(spec, np.uint32), np.zeros(max(push_words, 0), np.uint32))
-        self._lru[key] = algo
+        pipe = self._mgr.pipeline(spirv, list(spec), buffers, push_words)
+        self.stats["created"] += 1
+        self._lru[key] = pipe
         while len(self._lru) > self.capacity:
-            # Dropping our reference is enough: a sequence still recording it keeps it alive.
+            # Dropping our reference is enough: a recorded dispatch keeps its pipeline alive.
             self._lru.popitem(last=False)
             self.stats["evictions"] += 1
-        return algo
+        return pipe
 
     def __len__(self):
         return len(self._lru)
@@ -97,5 +104,5 @@ class Kernel:
         if not (0 < groups[0] <= limits[0] and 0 < groups[1] <= limits[1] and 0 < groups[2] <= limits[2]):
             raise ValueError(f"{self.shader}: dispatch {groups} outside 1..{limits}")
         words = pack_push(push)
-        algo = self.rt.pipelines.get(self.spirv_hash, self.spirv, self.spec, buffers, len(words))
-        self.rt.stream.dispatch(algo, words, groups, barrier)
+        pipe = self.rt.pipelines.get(self.spirv_hash, self.spirv, self.spec, len(buffers), len(words) // 4)
+        self.rt.stream.dispatch(pipe, [b.tensor for b in buffers], words, groups, barrier)

@@ -6,7 +6,7 @@ import os
 from . import compiler
 from .devices import Device, open_device
 from .kernel import Kernel, PipelineCache
-from .memory import Pool
+from .memory import Pool, parse_bytes
 from .stream import Stream
 
 
@@ -14,7 +14,9 @@ class Runtime:
     def __init__(self):
         self.device: Device = open_device()
         mgr = self.device.manager
-        self.pool = Pool(mgr, self.device.max_storage_buffer_range)
+        cap = os.environ.get("VKBACKEND_MEMORY_LIMIT", "").strip()
+        self.pool = Pool(mgr, self.device.max_storage_buffer_range, _pool_limit(self.device),
+                         parse_bytes(cap, "VKBACKEND_MEMORY_LIMIT") if cap else None)
         self.stream = Stream(mgr, self.pool)
         self.pipelines = PipelineCache(mgr)
         self._kernels: dict = {}
@@ -31,14 +33,30 @@ class Runtime:
     def release(self, buf) -> None:
         self.pool.release(buf, self.stream.completed)
 
+    def memory_stats(self) -> dict:
+        """Bytes of device memory: handed out to arrays, cached for reuse, the peak in use, the
+        cache's limit and the device's local heaps. Each buffer has a host staging copy of the
+        same size besides."""
+        p = self.pool
+        return {"in_use": p.in_use, "cached": p.cached, "peak_in_use": p.peak_in_use, "limit": p.limit,
+                "capacity": p.capacity, "device_local": self.device.device_local_bytes}
+
     def stats(self) -> dict:
         s = dict(self.stream.stats)
         s.update({f"pipeline_{k}": v for k, v in self.pipelines.stats.items()})
+        s["pipelines_created"] = s.pop("pipeline_created")
         s["pipelines_cached"] = len(self.pipelines)
         s.update(self.pool.stats)
         s["buffers_cached"] = self.pool.cached_buffers()
         s.update({f"shader_{k}": v for k, v in compiler.stats.items()})
         return s
+
+
+def _pool_limit(device: Device) -> int:
+    """Bytes of released buffers the pool keeps for reuse: VKBACKEND_POOL_LIMIT, else a quarter
+    of the device's local memory."""
+    raw = os.environ.get("VKBACKEND_POOL_LIMIT", "").strip()
+    return parse_bytes(raw, "VKBACKEND_POOL_LIMIT") if raw else device.device_local_bytes // 4
 
 
 _runtime: Runtime | None = None

@@ -23,30 +23,40 @@ class Stream:
         self._pool = pool
         self.submitted = 0      # submit count so far == epoch of the newest submit
         self.completed = 0      # every submit up to this epoch has finished
-        self.stats = {"submits": 0, "dispatches": 0, "uploads": 0, "downloads": 0, "flushes": 0}
+        self.stats = {"submits": 0, "dispatches": 0, "uploads": 0, "downloads": 0, "flushes": 0, "fills": 0}
 
     @property
     def next_epoch(self) -> int:
         return self.submitted + 1
 
-    def _record(self, op, barrier: bool = True) -> None:
+    def _begin_op(self):
+        """The sequence to record the next operation into (flushing a full chunk first)."""
         if self._ops >= FLUSH_AFTER:
             self.flush()
         seq = self._seqs[self._cur]
         if self._ops == 0:
             # Orders this chunk after whatever earlier submits wrote (barriers reach across submits).
             seq.record(self._barrier)
+        self._ops += 1
+        return seq
+
+    def _record(self, op, barrier: bool = True) -> None:
+        seq = self._begin_op()
         seq.record(op)
         if barrier:
             seq.record(self._barrier)
-        self._ops += 1
 
-    def dispatch(self, algorithm, push, groups, barrier: bool = True) -> None:
-        """Record a dispatch; `barrier=False` lets the next dispatch run beside it (the caller
-        guarantees they touch disjoint data), as QR's look-ahead panel does."""
-        algorithm.set_workgroup(*groups)
-        self._record(kp.OpAlgoDispatch(algorithm, push), barrier)
+    def dispatch(self, pipeline, tensors, push: bytes, groups, barrier: bool = True) -> None:
+        """Record a dispatch of `pipeline` over `tensors`, one native call; `barrier=False` lets
+        the next dispatch run beside it (the caller guarantees they touch disjoint data), as QR's
+        look-ahead panel does."""
+        self._begin_op().record_dispatch(pipeline, tensors, push, groups[0], groups[1], groups[2], barrier)
         self.stats["dispatches"] += 1
+
+    def fill(self, buf, word: int) -> None:
+        """Record a fill of the whole buffer with one 32-bit word (a transfer, no shader)."""
+        self._begin_op().record_fill(buf.tensor, word)
+        self.stats["fills"] += 1
 
     def upload(self, buf, words) -> None:
         """Copy `words` (uint32) into the buffer: written to staging now, copied to the device in order."""

@@ -111,6 +111,31 @@ def test_patched_kp_eval_async_then_timeout_then_wait():
     assert counter.data()[0] == 2 * dispatches * iterations
 
 
+def test_one_pipeline_per_variant_whatever_the_buffers(rng):
+    """New arrays (new buffers, other sizes) reuse the variant's pipeline: none is made after the
+    first pass, and each result is still right (each dispatch binds its own buffers)."""
+    sizes = [int(n) for n in rng.integers(1, 5000, 40)] * 2
+    xs = [rng.standard_normal(n).astype(np.float32) for n in sizes]
+    made = None
+    for i, x in enumerate(xs):
+        if i == len(xs) // 2:
+            made = vk.stats()["pipelines_created"]
+        a = vk.asarray(x)
+        got = ((a * 2.0 + 1.0) * (a * 2.0 + 1.0)).sum()
+        np.testing.assert_allclose(float(got.numpy()), float(((x * 2.0 + 1.0) ** 2).astype(np.float64).sum()),
+                                   rtol=1e-4)
+    assert vk.stats()["pipelines_created"] == made
+
+
+def test_dispatches_recorded_together_keep_their_own_buffers(rng):
+    """Many dispatches of one pipeline in one submit, each over other buffers: a descriptor set is
+    not reused while a recorded dispatch still needs it."""
+    xs = [rng.standard_normal(int(n)).astype(np.float32) for n in rng.integers(1, 300, 200)]
+    outs = [vk.asarray(x) * 3.0 for x in xs]  # one submit for all 400 dispatches
+    for x, o in zip(xs, outs):
+        np.testing.assert_array_equal(o.numpy(), x * np.float32(3.0))
+
+
 def test_pipeline_cache_hits_and_eviction(monkeypatch, rng):
     pc = runtime.get().pipelines
     x = rng.standard_normal(64).astype(np.float32)

@@ -24,7 +24,7 @@ def _fill(buffer, offset: int, n: int, glsl_type: str, a_bits: int, b_bits: int 
 
 def poison(buffer) -> None:
     """Fill a fresh buffer with all-ones words, so that elements a kernel forgets to write show."""
-    _fill(buffer, 0, buffer.words, "uint", _POISON)
+    runtime.get().stream.fill(buffer, _POISON)
 
 
 def _bits(value, dtype: np.dtype) -> int:
