@@ -42,6 +42,12 @@ def synchronize() -> None:
     _runtime.get().stream.synchronize()
 
 
+def memory_stats() -> dict:
+    """Device memory in bytes: in_use (arrays alive), cached (kept for reuse, at most limit:
+    VKBACKEND_POOL_LIMIT), peak_in_use, limit, device_local (the device's local heaps)."""
+    return _runtime.get().memory_stats()
+
+
 def stats() -> dict:
     """Counters for tests and benchmarks: submits, dispatches, pipeline and pool use, compiles."""
     return _runtime.get().stats()

@@ -1,7 +1,9 @@
-"""Device buffers pooled by size class: a kp.Tensor is slow to create (~4 ms for 4 MB on NVIDIA)."""
+"""Device buffers pooled by size class (a kp.Tensor is slow to create), with a bound on what the
+pool keeps and a retry when the device runs out of memory."""
 from __future__ import annotations
 
 import itertools
+import re
 
 import numpy as np
 
@@ -33,13 +35,38 @@ class Buffer:
         return self.tensor.data()
 
 
+def parse_bytes(text: str, name: str) -> int:
+    """'512M', '2G', '1.5GiB', '1048576' -> bytes (ValueError naming `name` otherwise)."""
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*([kKmMgGtT]?)(?:i?[bB])?\s*", text)
+    if not m:
+        raise ValueError(f"{name}={text!r}: expected a size in bytes such as 268435456, 512M or 2G")
+    return int(float(m.group(1)) * 1024 ** " KMGT".index(m.group(2).upper() or " "))
+
+
+def _out_of_memory(e: Exception) -> bool:
+    text = str(e)
+    return "OutOfDeviceMemory" in text or "OutOfHostMemory" in text or "out of memory" in text.lower()
+
+
 class Pool:
-    def __init__(self, manager, max_bytes: int):
+    """Buffers by size class. Released buffers are cached for reuse up to `limit` bytes
+    (VKBACKEND_POOL_LIMIT, default a quarter of the device's local memory); past it, and when an
+    allocation fails, cached buffers are freed (the largest first) and the allocation is tried
+    once more. VKBACKEND_MEMORY_LIMIT caps what the pool holds in all, as if the device had that
+    much memory."""
+
+    def __init__(self, manager, max_bytes: int, limit: int, capacity: int | None = None):
         self._mgr = manager
         self._max_bytes = max_bytes
+        self.limit = limit
+        self.capacity = capacity  # bytes the pool may hold in all (None: what the device gives)
         self._free: dict[int, list[Buffer]] = {}
         self._deferred: list[Buffer] = []
-        self.stats = {"buffers_created": 0, "bytes_created": 0, "reused": 0}
+        self.in_use = 0        # bytes of buffers handed out (device memory; staging as much again)
+        self.cached = 0        # bytes of buffers kept for reuse (free and deferred)
+        self.peak_in_use = 0
+        self.stats = {"buffers_created": 0, "bytes_created": 0, "reused": 0, "buffers_freed": 0,
+                      "allocation_retries": 0}
 
     def acquire(self, words: int) -> Buffer:
         cls = size_class(words)
@@ -49,14 +76,50 @@ class Pool:
         free = self._free.get(cls)
         if free:
             self.stats["reused"] += 1
-            return free.pop()
+            buf = free.pop()
+            self.cached -= cls * WORD
+        else:
+            buf = self._create(cls)
+        self.in_use += cls * WORD
+        self.peak_in_use = max(self.peak_in_use, self.in_use)
+        return buf
+
+    def _create(self, cls: int) -> Buffer:
         import kp
-        tensor = self._mgr.tensor_t(np.zeros(cls, np.uint32), kp.TensorTypes.device)
+        need = cls * WORD
+        if self.capacity is not None and self.in_use + self.cached + need > self.capacity:
+            self.stats["allocation_retries"] += 1
+            self.trim(max(0, self.capacity - self.in_use - need))
+            if self.in_use + self.cached + need > self.capacity:
+                raise self._exhausted(need, f"VKBACKEND_MEMORY_LIMIT={self.capacity} bytes")
+        for attempt in (0, 1):
+            try:
+                tensor = self._mgr.tensor_t(np.zeros(cls, np.uint32), kp.TensorTypes.device)
+                break
+            except Exception as e:  # noqa: BLE001 - kp raises RuntimeError for vk::OutOfDeviceMemoryError
+                if not _out_of_memory(e):
+                    raise
+                if attempt == 1 or not self.cached:
+                    raise self._exhausted(need, "the device's memory") from None
+                self.stats["allocation_retries"] += 1
+                self.trim(0)
         self.stats["buffers_created"] += 1
-        self.stats["bytes_created"] += cls * WORD
+        self.stats["bytes_created"] += need
         return Buffer(tensor, cls)
 
+    def _exhausted(self, need: int, what: str) -> MemoryError:
+        return MemoryError(f"out of memory allocating {need} bytes (and as much host staging): "
+                           f"{self.in_use} bytes in use by arrays and {self.cached} cached after trimming, "
+                           f"within {what}; free arrays (del) or lower VKBACKEND_POOL_LIMIT")
+
     def release(self, buf: Buffer, completed_epoch: int) -> None:
+        self.in_use -= buf.words * WORD
+        self.cached += buf.words * WORD
+        self._cache(buf, completed_epoch)
+        if self.cached > self.limit:
+            self.trim(self.limit)
+
+    def _cache(self, buf: Buffer, completed_epoch: int) -> None:
         # A buffer whose staging memory is still to be copied by an unfinished submit must not be
         # handed out (and its staging overwritten) until that submit completes.
         if buf.staged_epoch > completed_epoch:
@@ -67,11 +130,27 @@ class Pool:
     def collect(self, completed_epoch: int) -> None:
         pending, self._deferred = self._deferred, []
         for buf in pending:
-            self.release(buf, completed_epoch)
+            self._cache(buf, completed_epoch)
+        if self.cached > self.limit:
+            self.trim(self.limit)
+
+    def trim(self, keep: int = 0) -> None:
+        """Free cached buffers, the largest size classes first, until at most `keep` bytes stay
+        cached. The memory goes once no recorded operation holds the buffer any more."""
+        for cls in sorted(self._free, reverse=True):
+            bufs = self._free[cls]
+            while bufs and self.cached > keep:
+                bufs.pop(0)
+                self.cached -= cls * WORD
+                self.stats["buffers_freed"] += 1
+            if not bufs:
+                del self._free[cls]
+            if self.cached <= keep:
+                break
 
     def cached_buffers(self) -> int:
         return sum(len(v) for v in self._free.values()) + len(self._deferred)
 
     def clear(self) -> None:
-        """Drop the free buffers (the memory goes once no pipeline or sequence holds them)."""
-        self._free.clear()
+        """Free every cached buffer."""
+        self.trim(0)

@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 
 import vkbackend as vk
 from vkbackend import runtime
@@ -55,3 +56,48 @@ def test_too_large_array_is_refused():
     import pytest
     with pytest.raises(MemoryError, match="maxStorageBufferRange"):
         vk.empty((limit // 4 + 1024,))
+
+
+def test_pool_keeps_at_most_its_limit(monkeypatch, rng):
+    pool = runtime.get().pool
+    monkeypatch.setattr(pool, "limit", 1 << 20)
+    arrays = [vk.asarray(rng.standard_normal(1 << 16).astype(np.float32)) for _ in range(40)]  # 10 MiB
+    in_use = vk.memory_stats()["in_use"]
+    assert in_use >= 40 * (1 << 18)
+    del arrays
+    vk.synchronize()  # their uploads done, the buffers can be freed
+    st = vk.memory_stats()
+    assert st["cached"] <= (1 << 20) and st["in_use"] <= in_use - 40 * (1 << 18)
+    assert vk.stats()["buffers_freed"] > 0
+
+
+def test_memory_error_then_recovery(monkeypatch, rng):
+    """Past VKBACKEND_MEMORY_LIMIT (here patched on the live pool): cached buffers are trimmed and
+    the allocation retried; when arrays alone fill it, MemoryError names the request, before any
+    GPU work, and everything computed before stays readable and the library keeps working."""
+    pool = runtime.get().pool
+    x = rng.standard_normal(1000).astype(np.float32)
+    kept = vk.asarray(x) * 2.0
+    kept_host = kept.numpy()
+    monkeypatch.setattr(pool, "capacity", pool.in_use + pool.cached + (8 << 20))
+    big = [vk.zeros(1 << 20) for _ in range(2)]  # 8 MiB: fits (trimming the cache if need be)
+    before = vk.stats()["dispatches"]
+    with pytest.raises(MemoryError, match=r"allocating 4194304 bytes.*in use by arrays"):
+        vk.zeros(1 << 20)
+    assert vk.stats()["dispatches"] == before
+    del big
+    again = vk.zeros(1 << 20) + 1.0  # room again once the arrays are gone
+    assert float(again.sum().numpy()) == 1 << 20
+    np.testing.assert_array_equal(kept.numpy(), kept_host)
+    np.testing.assert_array_equal((kept + 1.0).numpy(), x * np.float32(2.0) + np.float32(1.0))
+
+
+def test_pool_limit_setting():
+    from vkbackend.memory import parse_bytes
+    assert parse_bytes("1048576", "X") == 1 << 20
+    assert parse_bytes("512M", "X") == 512 << 20
+    assert parse_bytes("2GiB", "X") == 2 << 30
+    assert parse_bytes("1.5k", "X") == 1536
+    for bad in ("", "lots", "-5M", "1Q"):
+        with pytest.raises(ValueError, match="X="):
+            parse_bytes(bad, "X")
