@@ -85,7 +85,7 @@ import numpy as np
 
 from .. import dtypes, runtime
 from ..array import Array
-from ..devices import MULTIPROCESSORS_ESTIMATE
+from ..runtime.devices import MULTIPROCESSORS_ESTIMATE
 from ..primitives.creation import asarray, zeros
 from ..primitives.launch import groups_for, workgroup_size
 from ..primitives.matmul import record_gemm

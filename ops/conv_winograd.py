@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 
 from .. import dtypes, runtime
 from ..array import Array
-from ..devices import MULTIPROCESSORS_ESTIMATE
+from ..runtime.devices import MULTIPROCESSORS_ESTIMATE
 from ..primitives.launch import groups_for, workgroup_size
 from ..primitives.matmul import CONFIGS, record_gemm
 

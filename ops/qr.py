@@ -36,7 +36,7 @@ import numpy as np
 
 from vkbackend import dtypes, runtime
 from vkbackend.array import Array
-from vkbackend.kernel import Kernel
+from vkbackend.runtime.kernel import Kernel
 from vkbackend.primitives.creation import asarray
 from vkbackend.primitives.launch import groups_for
 

@@ -11,7 +11,7 @@ import numpy as np
 
 def info(as_json: bool) -> int:
     import vkbackend as vk
-    from vkbackend.probe import probe_subgroup
+    from vkbackend.runtime.probe import probe_subgroup
     dev = vk.device()
     report = dev.report()
     report["probed_subgroup_size"], _ = probe_subgroup()
@@ -62,7 +62,7 @@ def main(argv=None) -> int:
         return info(args.json)
     if args.cmd == "demo":
         return demo()
-    from vkbackend.variants import compile_all
+    from vkbackend.runtime.variants import compile_all
     return compile_all()
 
 

@@ -259,7 +259,7 @@ def test_qr_panel_variants(rng, monkeypatch, tune, shape):
 def test_qr_lookahead_order(rng, monkeypatch):
     """The look-ahead schedule: the next panel is recorded without a barrier after it, beside the
     trailing update; results stay right and single-panel problems have nothing to look ahead to."""
-    from vkbackend.kernel import Kernel
+    from vkbackend.runtime.kernel import Kernel
     monkeypatch.setitem(qr_mod.TUNE, "lookahead", 1)
     plain = Kernel.__call__
     seen = []

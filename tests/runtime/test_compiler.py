@@ -2,7 +2,7 @@ import textwrap
 
 import pytest
 
-from vkbackend import compiler
+from vkbackend.runtime import compiler
 
 SHADER = textwrap.dedent("""\
     #version 450

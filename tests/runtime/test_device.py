@@ -3,8 +3,8 @@ import os
 import pytest
 
 import vkbackend as vk
-from vkbackend import devices as device_mod
-from vkbackend.probe import probe_subgroup
+from vkbackend.runtime import devices as device_mod
+from vkbackend.runtime.probe import probe_subgroup
 
 
 def test_subgroup_size_matches_what_a_shader_reads(dev):

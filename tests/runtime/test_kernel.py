@@ -1,7 +1,7 @@
 """vkbackend/kernel.py: push-constant packing (on every dispatch's path)."""
 import numpy as np
 
-from vkbackend.kernel import pack_push
+from vkbackend.runtime.kernel import pack_push
 
 
 def reference_word(v) -> int:

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import vkbackend as vk
-from vkbackend import compiler, devices, kernel, loop_guard, runtime, variants
+from vkbackend import runtime
+from vkbackend.runtime import compiler, devices, kernel, loop_guard, variants
 from vkbackend.array import Array
 from vkbackend.primitives import launch
 from vkbackend.primitives.creation import poison

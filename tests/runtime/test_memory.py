@@ -3,7 +3,7 @@ import pytest
 
 import vkbackend as vk
 from vkbackend import runtime
-from vkbackend.memory import size_class
+from vkbackend.runtime.memory import size_class
 
 
 def test_size_classes():
@@ -93,7 +93,7 @@ def test_memory_error_then_recovery(monkeypatch, rng):
 
 
 def test_pool_limit_setting():
-    from vkbackend.memory import parse_bytes
+    from vkbackend.runtime.memory import parse_bytes
     assert parse_bytes("1048576", "X") == 1 << 20
     assert parse_bytes("512M", "X") == 512 << 20
     assert parse_bytes("2GiB", "X") == 2 << 30

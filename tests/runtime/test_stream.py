@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 import vkbackend as vk
-from vkbackend import compiler, runtime, stream
+from vkbackend import runtime
+from vkbackend.runtime import compiler, stream
 
 BUSY = str(Path(__file__).parent.parent / "shaders" / "busy.comp")
 

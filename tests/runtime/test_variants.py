@@ -1,6 +1,6 @@
 import io
 
-from vkbackend import variants
+from vkbackend.runtime import variants
 
 
 def test_parse_variant_lines():

@@ -64,7 +64,7 @@ def run_vk(case: dict) -> dict:
     import numpy as np
 
     import vkbackend as vk
-    from vkbackend.memory import WORD, size_class
+    from vkbackend.runtime.memory import WORD, size_class
     from vkbackend.primitives import scan
     n = case.get("size") or case["n"]
     limit = vk.device().max_storage_buffer_range

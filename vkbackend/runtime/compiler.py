@@ -11,7 +11,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-_PKG = Path(__file__).resolve().parent
+_PKG = Path(__file__).resolve().parent.parent  # vkbackend/
 # Installed, the shaders are package data (vkbackend/shaders); in a checkout they sit beside vkbackend/.
 SHADER_DIR = _PKG / "shaders" if (_PKG / "shaders").is_dir() else _PKG.parent / "shaders"
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
