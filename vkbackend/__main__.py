@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 
@@ -56,14 +57,16 @@ def main(argv=None) -> int:
     p = sub.add_parser("info", help="the device report")
     p.add_argument("--json", action="store_true")
     sub.add_parser("demo", help="device report + a small computation checked against numpy")
-    sub.add_parser("compile-shaders", help="compile and validate every shader variant")
+    p = sub.add_parser("compile-shaders", help="compile and validate every shader variant")
+    p.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1,
+                   help="glslang processes at a time (default: the CPU count)")
     args = ap.parse_args(argv)
     if args.cmd == "info":
         return info(args.json)
     if args.cmd == "demo":
         return demo()
     from vkbackend.runtime.variants import compile_all
-    return compile_all()
+    return compile_all(jobs=args.jobs)
 
 
 if __name__ == "__main__":

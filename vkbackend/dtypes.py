@@ -8,6 +8,7 @@ int32 = np.dtype(np.int32)
 uint32 = np.dtype(np.uint32)
 bool_ = np.dtype(np.bool_)
 SUPPORTED = (float32, int32, uint32, bool_)
+_COMPUTED = frozenset(SUPPORTED)
 # Held in arrays, two per 32-bit word, and read by the ops that say so (the convolutions); every
 # other op refuses it by name (through GLSL below) rather than reading packed halves as words.
 float16 = np.dtype(np.float16)
@@ -37,6 +38,8 @@ STORAGE = _PerDtype({float32: float32, int32: int32, uint32: uint32, bool_: uint
 
 def check(dtype, held: bool = False) -> np.dtype:
     """The dtype as np.dtype, or TypeError if vkbackend cannot compute in it (held=True: hold it)."""
+    if isinstance(dtype, np.dtype) and dtype in _COMPUTED:  # the common case, on every array's creation
+        return dtype
     try:
         d = np.dtype(dtype)
     except TypeError as e:

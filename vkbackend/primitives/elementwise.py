@@ -57,6 +57,13 @@ def _promote(operands, name: str) -> np.dtype:
 
 
 def _scalar_bits(value, dtype: np.dtype, name: str) -> int:
+    """The scalar's 32-bit pattern in `dtype` (checked: no float into an integer computation, no
+    integer out of its range); cached, since loops pass the same constants again and again."""
+    return _scalar_bits_cached(value, type(value), dtype, name)
+
+
+@functools.lru_cache(maxsize=4096)
+def _scalar_bits_cached(value, _type, dtype: np.dtype, name: str) -> int:
     if dtype.kind in "iu":
         if isinstance(value, (float, np.floating)):
             raise TypeError(f"{name}: float scalar {value} with an integer computation")

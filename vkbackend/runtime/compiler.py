@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 _PKG = Path(__file__).resolve().parent.parent  # vkbackend/
@@ -133,7 +134,7 @@ def compile_shader(shader: str, defines: dict | None = None) -> bytes:
     else:
         spirv = _compile(path, shader, defines)
         cached.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cached.with_suffix(f".{os.getpid()}.tmp")
+        tmp = cached.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
         tmp.write_bytes(spirv)
         os.replace(tmp, cached)  # atomic: concurrent processes never read a partial file
     _memory[key] = spirv

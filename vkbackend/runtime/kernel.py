@@ -99,7 +99,8 @@ class Kernel:
     def __call__(self, buffers, push=(), groups=(1, 1, 1), barrier: bool = True) -> None:
         """Record a dispatch of `groups` workgroups over `buffers` (bindings 0..n-1), followed by a
         global barrier unless `barrier` is False (see Stream.dispatch)."""
-        groups = tuple(groups) + (1,) * (3 - len(groups))
+        if len(groups) != 3:
+            groups = tuple(groups) + (1,) * (3 - len(groups))
         limits = self.rt.device.max_workgroup_count
         if not (0 < groups[0] <= limits[0] and 0 < groups[1] <= limits[1] and 0 < groups[2] <= limits[2]):
             raise ValueError(f"{self.shader}: dispatch {groups} outside 1..{limits}")

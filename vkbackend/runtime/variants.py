@@ -10,6 +10,7 @@ Each variant compiles with every subgroup feature define and with none (the fall
 """
 from __future__ import annotations
 
+import concurrent.futures
 import itertools
 import re
 import sys
@@ -56,21 +57,28 @@ def shader_files() -> list[Path]:
     return files
 
 
-def compile_all(out=sys.stdout) -> int:
-    """Compile (and spirv-validate) every declared variant; print failures; 0 if none failed."""
+def compile_all(out=sys.stdout, jobs: int = 1) -> int:
+    """Compile (and spirv-validate) every declared variant, `jobs` glslang processes at a time;
+    print failures; 0 if none failed."""
     all_features = {d: 1 for d in _FEATURE_DEFINES.values()}
-    total, failures = 0, []
+    work = []
     for path in shader_files():
         for defines in parse(path.read_text()):
             fallback = defines.pop(_NEEDS_SUBGROUP, None) is None
             for features in (all_features, {}) if fallback else (all_features,):
-                total += 1
-                try:
-                    compiler.compile_shader(str(path), {**features, **defines})
-                except compiler.CompileError as e:
-                    failures.append(str(e))
+                work.append((str(path), {**features, **defines}))
+
+    def one(item):
+        try:
+            compiler.compile_shader(*item)
+        except compiler.CompileError as e:
+            return str(e)
+        return None
+
+    with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:  # the work is subprocesses
+        failures = [f for f in pool.map(one, work) if f]
     for f in failures:
         print(f, file=out)
-    print(f"compile-shaders: {total - len(failures)} of {total} variants compiled and validated "
+    print(f"compile-shaders: {len(work) - len(failures)} of {len(work)} variants compiled and validated "
           f"({len(shader_files())} shaders)", file=out)
     return 1 if failures else 0
