@@ -267,12 +267,13 @@ def _k_slices(k: int, bk: int, trips: tuple, m: int, n: int, batch: int) -> list
     on GPUs), else slices of whole BK steps short enough for it.
 
     Cost of one invocation of matmul.comp (only its tile loops and K loop count; the rest is
-    [[unroll]]ed): Z * (Y * (X * (nk + 2) + 2) + 2) + 1 for nk = ceil(K / BK) steps and X, Y, Z the
-    grid-stride trips over column tiles, row tiles and batches."""
+    [[unroll]]ed; each loop's exit also counts the loops nested in it):
+    Z * (Y * (X * (nk + 2) + 3) + 4) + 4 for nk = ceil(K / BK) steps and X, Y, Z the grid-stride
+    trips over column tiles, row tiles and batches."""
     x, y, z = trips
     nk = -(-k // bk)
     try:
-        pieces = launch.budget_chunks(nk, per_trip=x * y * z, reserve=2 * (x * y * z + y * z + z))
+        pieces = launch.budget_chunks(nk, per_trip=x * y * z, reserve=2 * x * y * z + 3 * y * z + 4 * z + 3)
     except launch.LoopBudgetError as e:
         raise launch.LoopBudgetError(
             f"matmul: a {m}x{n} product (batch {batch}) walks {x * y * z} tiles per workgroup "
