@@ -50,7 +50,15 @@ meets stride 1 (backward-input of a strided convolution, a transposed convolutio
 splits the outputs by phase (position mod dilation) and reduces over only the taps that meet
 input elements, not the inserted zeros.
 
-Plans (path, tiles, split count) are cached per (geometry, device, config) in an LRU.
+Loop budget (lavapipe ends every loop of an invocation past 65,535 counted iterations; see
+docs/loop_budget/conv.md): the planners count each kernel's loops and cut what would pass it --
+conv_gemm.comp's reduction split across workgroups (split-K, SPLITS / SPLIT_STEPS, partial sums
+added by conv_reduce.comp, in rounds where many), conv_wgrad.comp's into more splits,
+conv_direct.comp handed to the GEMM kernels, the bias gradient in chunks, the float16
+cooperative-matrix forward (no split) handed to conv_gemm.comp -- or raise LoopBudgetError before
+anything is recorded. Without a budget (GPUs) the plans are as below.
+
+Plans (path, tiles, split count) are cached per (geometry, device, config, loop budget) in an LRU.
 VKBACKEND_CONV_CONFIG overrides them for tuning, e.g. "BM=128,BN=64,BK=8,TM=8,TN=4" or
 "fwd.path=direct,wgrad.splits=16"; keys: path (gemm|direct), gather (uniform|flat|table),
 phased (0|1), BM, BN, BK, TM, TN (powers of two; TM, TN multiples of 4), splits, gridx (cap on
@@ -87,7 +95,7 @@ from .. import dtypes, runtime
 from ..array import Array
 from ..runtime.devices import MULTIPROCESSORS_ESTIMATE
 from ..primitives.creation import asarray, zeros
-from ..primitives.launch import groups_for, workgroup_size
+from ..primitives.launch import LoopBudgetError, groups_for, loop_budget, workgroup_size
 from ..primitives.matmul import record_gemm
 from . import conv_winograd
 
@@ -454,6 +462,122 @@ class _Plan:
     flops: int = 0
 
 
+# ----------------------------------------------------------------------------------------------
+# the loop budget: lavapipe ends every loop of an invocation once it has counted 65,535 loop
+# iterations in all (devices.Device.loop_budget; VKBACKEND_LOOP_BUDGET lowers it). The costs
+# below follow the kernels' loops: with NO_UNROLL (software devices) their UNROLL loops count
+# too. Where the budget is None nothing is split and the plans are those of a GPU.
+# ----------------------------------------------------------------------------------------------
+def _loop(trips: int, *body: tuple, counted: bool = True) -> tuple:
+    """(counted iterations, loops) of a loop of `trips` iterations around the loops `body`, each
+    such a pair. Each iteration counts 1 and its body's loops; the way out 1 and 1 more for every
+    loop within, at any depth (lavapipe runs the body once more with all lanes masked off, and
+    each loop there passes its end once). Unrolled (counted=False): the body's, trips times."""
+    cost, loops = sum(c for c, _ in body), sum(n for _, n in body)
+    if not counted:
+        return trips * cost, trips * loops
+    return trips * (cost + 1) + 1 + loops, loops + 1
+
+
+def _total(*loops: tuple) -> int:
+    """Counted iterations of the top-level loops `loops` (pairs of _loop)."""
+    return sum(c for c, _ in loops)
+
+
+def _phase_cost(geom: _Geom, nph: int) -> int:
+    """conv_gemm_view.glsl's phase_setup: inverse_mod's loop per axis, ID counts at most."""
+    return sum(geom.id) if nph > 1 else 0
+
+
+def _tiled_cost(d: dict, unrolled: bool, steps: int, trips: int, other: int) -> int:
+    """Counted iterations of an invocation of conv_gemm.comp's tiled mode (defines d): `trips`
+    row tiles of `steps` reduction steps, besides `other` (the table, the phase setup)."""
+    U = functools.partial(_loop, counted=not unrolled)
+    bm, bn, bk, tm, tn = (d[k] for k in ("BM", "BN", "BK", "TM", "TN"))
+    nt = (bm // tm) * (bn // tn)
+    la_m = min(bm, nt)
+    ra, qa, eb = bm // la_m, bk // (nt // la_m), -(-bk * bn // nt)
+    load = (U(ra, U(qa)) if d["GATHER"] == 1 else U(qa, U(ra)), U(eb))
+    store = (U(ra, U(qa)), U(eb))
+    fma = U(bk, U(tm // 4), U(tn // 4, U(tm // 4)))
+    epilogue = U(tn // 4, U(4, U(tm // 4, U(4))))
+    step_loop = _loop(steps, *load, fma, *store)
+    return _total(_loop(trips, U(ra), U(tm // 4 * tn), *load, *store, step_loop, epilogue)) + other
+
+
+def _narrow_cost(d: dict, wg: int, unrolled: bool, steps: int, trips: int, other: int) -> int:
+    """Counted iterations of an invocation of conv_gemm.comp's NARROW mode (defines d)."""
+    U = functools.partial(_loop, counted=not unrolled)
+    nn, rt, kc, cu = (d[k] for k in ("NN", "RT", "KC", "CU"))
+    nv = nn // 4
+    fill = _loop(-(-kc * nn // wg))
+    channels = _loop(-(-kc // cu), U(cu, U(rt)), U(cu, U(nv, U(rt))))
+    step_loop = _loop(steps, fill, U(rt), channels)
+    return _total(_loop(trips, U(rt), U(rt * nv), step_loop, U(rt, U(nv, U(4))))) + other
+
+
+def _wgrad_cost(d: dict, unrolled: bool, steps: int) -> int:
+    """Counted iterations of an invocation of conv_wgrad.comp (defines d) over `steps` steps."""
+    U = functools.partial(_loop, counted=not unrolled)
+    bm, bn, bk, tm, tn = (d[k] for k in ("BM", "BN", "BK", "TM", "TN"))
+    nt = (bm // tm) * (bn // tn)
+    lk = min(bk, nt)
+    lp = nt // lk
+    qk, pa, pb = bk // lk, -(-bm // lp), -(-bn // lp)
+    load = store = U(qk, U(pa), U(pb))
+    fma = U(bk, U(tm // 4), U(tn // 4, U(tm // 4)))
+    epilogue = U(tn // 4, U(4, U(tm // 4, U(4))))
+    return _total(U(pa), U(tm // 4 * tn), load, store, _loop(steps, load, fma, store), epilogue)
+
+
+def _most(budget: int, cost) -> int:
+    """The largest s with cost(s) <= budget, for a count cost(s) linear in s (-1: not even 0)."""
+    base = cost(0)
+    return (budget - base) // max(1, cost(1) - base) if base <= budget else -1
+
+
+def _split_k(budget, what: str, nsteps: int, cost) -> tuple:
+    """(splits, steps per split) of a reduction of nsteps steps, where cost(s) is an invocation's
+    count with s steps (linear in s): (1, 1) where all of it fits the loop budget (or there is
+    none), else the fewest even splits that fit. LoopBudgetError where not one step fits."""
+    if budget is None:
+        return 1, 1
+    room = _most(budget, cost)
+    if room < 1:
+        raise LoopBudgetError(f"conv {what}: one reduction step per invocation counts {cost(1)} loop iterations, "
+                              f"more than the device's loop budget of {budget}")
+    if nsteps <= room:
+        return 1, 1
+    splits = -(-nsteps // room)
+    return splits, -(-nsteps // splits)
+
+
+def _sum_fanin(budget, n: int, wg: int) -> int | None:
+    """Partial sums of n elements one conv_reduce.comp MODE_SPLITS pass (wg invocations per
+    workgroup) may add within the loop budget (None: any number); LoopBudgetError where not two
+    fit."""
+    if budget is None:
+        return None
+    trips = -(-n // (groups_for(n, wg) * wg))
+    fanin = _most(budget, lambda count: _total(_loop(trips, _loop(count))))
+    if fanin < 2:
+        raise LoopBudgetError(f"conv: summing the split partial sums of {n} elements loops {trips} times per "
+                              f"invocation: past the device's loop budget of {budget}")
+    return fanin
+
+
+def _check_grid(budget, what: str, splits: int, z: int, out_size: int, devkey: tuple) -> None:
+    """The dispatch and index limits of a split-K plan: z x splits workgroups along z, splits x
+    out_size partial sums within 32-bit indices (nothing to check where nothing was split)."""
+    if budget is None or splits == 1:
+        return
+    if z * splits > devkey[4][2] or splits * out_size >= 2 ** 31:
+        raise LoopBudgetError(f"conv {what}: the loop budget needs {splits} splits of the reduction, past the "
+                              f"device's dispatch limit ({z} x {splits} > {devkey[4][2]}) or 32-bit indices "
+                              f"({splits} x {out_size} partial sums)")
+    _sum_fanin(budget, out_size, 64 if devkey[1] else 256)
+
+
 def _tiles_with_override(kind, cfg, rows, cols, batches, red, devkey, table=0, transposed=False):
     bm, bn, bk, tm, tn = _default_tiles(kind, rows, cols, batches, red, devkey, transposed)
     bm, bn, bk = cfg.get("BM", bm), cfg.get("BN", bn), cfg.get("BK", bk)
@@ -492,7 +616,8 @@ def _gather(geom: _Geom, cfg: dict, nph: int, kp: int, bk: int) -> tuple:
 _NARROW_MAX_COG = 8   # output channels per group up to which the narrow kernel is the default
 
 
-def _plan_narrow(geom: _Geom, has_bias: bool, devkey: tuple, cfg: dict, nph: int, rows: int):
+def _plan_narrow(geom: _Geom, has_bias: bool, devkey: tuple, cfg: dict, nph: int, rows: int, kp: int,
+                 budget):
     """conv_gemm.comp's NARROW mode: few output channels per group (backward-input of a first
     layer). None when the dispatch limits do not allow it (the GEMM path then)."""
     max_count = devkey[4]
@@ -529,47 +654,56 @@ def _plan_narrow(geom: _Geom, has_bias: bool, devkey: tuple, cfg: dict, nph: int
         defines += (("PHASED", 1),)
     if soft:
         defines += (("NO_UNROLL", 1),)
-    gx = max(1, min(-(-rows // (rt * wg)), max_count[0], cfg.get("gridx", max_count[0])))
-    return _Plan("ops/conv_gemm.comp", defines, wg, geom.spec(), (gx, ny, geom.groups * nph),
-                 flops=geom.flops())
+    tiles = -(-rows // (rt * wg))
+    other = _phase_cost(geom, nph)
+    gx = _grid_x(tiles, max_count[0], cfg, budget,
+                 lambda trips: _narrow_cost(dict(defines), wg, not soft, 1, trips, other))
+    splits, split_steps = _split_k(
+        budget, "forward (narrow kernel)", kp * -(-geom.cig // kc),
+        lambda steps: _narrow_cost(dict(defines), wg, not soft, steps, -(-tiles // gx), other))
+    z = geom.groups * nph
+    _check_grid(budget, "forward", splits, z, math.prod(geom.out_shape()), devkey)
+    return _Plan("ops/conv_gemm.comp", defines, wg, geom.spec(split_steps, splits), (gx, ny, z * splits), splits,
+                 geom.flops())
 
 
-@functools.lru_cache(maxsize=256)
-def _plan_forward(geom: _Geom, has_bias: bool, devkey: tuple, cfg_raw: str) -> _Plan:
-    cfg = _parse_config(cfg_raw)["fwd"]
+def _grid_x(tiles: int, most: int, cfg: dict, budget, cost) -> int:
+    """Workgroups along x for `tiles` row tiles (grid-stride beyond): at most `most` and cfg's
+    gridx, unless cost(tiles per workgroup) -- an invocation's count with one reduction step --
+    would then pass the loop budget: the tuning cap gives way to it."""
+    gx = max(1, min(tiles, most, cfg.get("gridx", most)))
+    if budget is not None and cost(-(-tiles // gx)) > budget:
+        gx = max(1, min(tiles, most))
+    return gx
+
+
+def _plan_direct(geom: _Geom, has_bias: bool, devkey: tuple, cfg: dict, budget) -> _Plan | None:
+    """conv_direct.comp (one output per invocation, all its taps and channels); None where those
+    loops pass the loop budget (the GEMM kernels split them)."""
     max_count = devkey[4]
-    path = cfg.get("path")
-    if path in (None, "winograd", "matmul"):  # winograd, matmul: where they do not apply
-        if geom.cig <= 4 and geom.cog <= 4:
-            path = "direct"
-        elif geom.cog <= _NARROW_MAX_COG:
-            path = "narrow"
-        else:
-            path = "gemm"
-    nph = _phases(geom, cfg)
-    if geom.groups * nph > max_count[2]:
-        nph = 1
-    # Per phase: output positions and taps per axis, at most.
-    rows = geom.n * math.prod(-(-o // i) for o, i in zip(geom.so, geom.id)) if nph > 1 else geom.rows
-    kp = math.prod(-(-k // i) for k, i in zip(geom.k, geom.id)) if nph > 1 else geom.kp
-    if path == "narrow":
-        p = _plan_narrow(geom, has_bias, devkey, cfg, nph, rows)
-        if p is not None:
-            return p
-        path = "gemm"
-    if path == "gemm":
-        bm, bn, bk, tm, tn, nt = _tiles_with_override("fwd", cfg, rows, geom.cog, geom.groups * nph,
-                                                      geom.cig * kp, devkey,
-                                                      transposed=geom.wstrides[1] < geom.wstrides[2])
-        ny = -(-geom.cog // bn)
-        if geom.groups > max_count[2] or ny > max_count[1]:
-            path = "direct"
-    if path == "direct":
-        wg = 64 if devkey[1] else 128
-        total = geom.n * geom.cout * math.prod(geom.so)
-        grid = (max(1, min(-(-total // wg), max_count[0], cfg.get("gridx", 65535))), 1, 1)
-        defines = (("HAS_BIAS", int(has_bias)),) + ((("NO_UNROLL", 1),) if devkey[1] else ())
-        return _Plan("ops/conv_direct.comp", defines, wg, geom.spec(), grid, flops=geom.flops())
+    wg = 64 if devkey[1] else 128
+    total = geom.n * geom.cout * math.prod(geom.so)
+    k0, k1, k2 = geom.k
+    per_output = _loop(k0, _loop(k1, _loop(k2, _loop(geom.cig))))
+    gx = _grid_x(-(-total // wg), min(max_count[0], 65535), cfg, budget,
+                 lambda trips: _total(_loop(trips, per_output)))
+    if budget is not None and _total(_loop(-(-total // (gx * wg)), per_output)) > budget:
+        return None
+    grid = (gx, 1, 1)
+    defines = (("HAS_BIAS", int(has_bias)),) + ((("NO_UNROLL", 1),) if devkey[1] else ())
+    return _Plan("ops/conv_direct.comp", defines, wg, geom.spec(), grid, flops=geom.flops())
+
+
+def _plan_gemm(geom: _Geom, has_bias: bool, devkey: tuple, cfg: dict, nph: int, rows: int, kp: int,
+               budget) -> _Plan | None:
+    """conv_gemm.comp's tiled GEMM; None where its channel tiles or groups pass the grid's limits."""
+    max_count = devkey[4]
+    bm, bn, bk, tm, tn, nt = _tiles_with_override("fwd", cfg, rows, geom.cog, geom.groups * nph,
+                                                  geom.cig * kp, devkey,
+                                                  transposed=geom.wstrides[1] < geom.wstrides[2])
+    ny = -(-geom.cog // bn)
+    if geom.groups > max_count[2] or ny > max_count[1]:
+        return None
     gather, table_n = _gather(geom, cfg, nph, kp, bk)
     if not devkey[1] and "BK" not in cfg and (bm, bn) == (128, 64):
         # Measured on an H100: BK=16 pays only with a channel-chunked gather, a long reduction
@@ -593,25 +727,80 @@ def _plan_forward(geom: _Geom, has_bias: bool, devkey: tuple, cfg_raw: str) -> _
         defines += (("TABLE_N", table_n),)
     if devkey[1]:
         defines += (("NO_UNROLL", 1),)
-    grid = (max(1, min(-(-rows // bm), max_count[0], cfg.get("gridx", max_count[0]))), ny, geom.groups * nph)
-    return _Plan("ops/conv_gemm.comp", defines, nt, geom.spec(), grid, flops=geom.flops())
+    tiles = -(-rows // bm)
+    nsteps = kp * -(-geom.cig // bk) if gather == "uniform" else -(-(geom.cig * kp) // bk)
+    other = _phase_cost(geom, nph) + (_total(_loop(-(-table_n // nt))) if gather == "table" else 0)
+    gx = _grid_x(tiles, max_count[0], cfg, budget,
+                 lambda trips: _tiled_cost(dict(defines), not devkey[1], 1, trips, other))
+    splits, split_steps = _split_k(
+        budget, "forward", nsteps,
+        lambda steps: _tiled_cost(dict(defines), not devkey[1], steps, -(-tiles // gx), other))
+    z = geom.groups * nph
+    _check_grid(budget, "forward", splits, z, math.prod(geom.out_shape()), devkey)
+    return _Plan("ops/conv_gemm.comp", defines, nt, geom.spec(split_steps, splits), (gx, ny, z * splits), splits,
+                 geom.flops())
 
 
-def _split_rows(geom: _Geom, cfg: dict, default: int, nsteps: int, limit: int) -> tuple:
+@functools.lru_cache(maxsize=256)
+def _plan_forward(geom: _Geom, has_bias: bool, devkey: tuple, cfg_raw: str, budget=None) -> _Plan:
+    """The forward plan on `devkey` (_device_key) under the config string and loop budget
+    (None: no limit): conv_direct.comp, or conv_gemm.comp narrow or tiled, split-K where one
+    invocation's reduction would pass the budget."""
+    cfg = _parse_config(cfg_raw)["fwd"]
+    max_count = devkey[4]
+    path = cfg.get("path")
+    if path in (None, "winograd", "matmul"):  # winograd, matmul: where they do not apply
+        if geom.cig <= 4 and geom.cog <= 4:
+            path = "direct"
+        elif geom.cog <= _NARROW_MAX_COG:
+            path = "narrow"
+        else:
+            path = "gemm"
+    nph = _phases(geom, cfg)
+    if geom.groups * nph > max_count[2]:
+        nph = 1
+    # Per phase: output positions and taps per axis, at most.
+    rows = geom.n * math.prod(-(-o // i) for o, i in zip(geom.so, geom.id)) if nph > 1 else geom.rows
+    kp = math.prod(-(-k // i) for k, i in zip(geom.k, geom.id)) if nph > 1 else geom.kp
+    if path == "direct":
+        p = _plan_direct(geom, has_bias, devkey, cfg, budget)
+        if p is not None:
+            return p
+        path = "narrow" if geom.cog <= _NARROW_MAX_COG else "gemm"   # split-K instead
+    if path == "narrow":
+        p = _plan_narrow(geom, has_bias, devkey, cfg, nph, rows, kp, budget)
+        if p is not None:
+            return p
+    p = _plan_gemm(geom, has_bias, devkey, cfg, nph, rows, kp, budget)
+    if p is None:
+        p = _plan_direct(geom, has_bias, devkey, cfg, budget)
+    if p is None:
+        raise LoopBudgetError(f"conv forward: {geom.cig} input channels x {geom.kp} taps per output do not fit the "
+                              f"device's loop budget of {budget} in conv_direct.comp, and the GEMM kernels' "
+                              f"{geom.groups} groups exceed its dispatch limits {max_count}")
+    return p
+
+
+def _split_rows(geom: _Geom, cfg: dict, default: int, nsteps: int, limit: int, least: int = 1) -> tuple:
     """(splits, steps per split) of a backward-weight reduction of `nsteps` steps: cfg's splits or
     `default`, the latter capped so the float32 partial sums take at most 64 MiB; never more
-    splits than steps or than `limit` (the grid's), and none empty."""
+    splits than steps or than `limit` (the grid's), and none empty; at least `least` (the loop
+    budget's), LoopBudgetError where the grid cannot take them."""
     if "splits" in cfg:
         splits = cfg["splits"]
     else:
         splits = min(default, (64 << 20) // max(1, 4 * geom.weight_size()))
-    splits = max(1, min(splits, nsteps, limit))
+    splits = max(1, min(splits, nsteps, limit), least)
+    if splits > limit:
+        raise LoopBudgetError(f"conv backward-weight: the loop budget needs {least} splits of the reduction "
+                              f"over {nsteps} steps; the device's grid takes {limit}")
     split_steps = -(-nsteps // splits)
     return -(-nsteps // split_steps), split_steps
 
 
 @functools.lru_cache(maxsize=256)
-def _plan_wgrad(geom: _Geom, devkey: tuple, cfg_raw: str) -> _Plan:
+def _plan_wgrad(geom: _Geom, devkey: tuple, cfg_raw: str, budget=None) -> _Plan:
+    """conv_wgrad.comp's plan, its reduction split to fill the device and to fit the loop budget."""
     cfg = _parse_config(cfg_raw)["wgrad"]
     max_count = devkey[4]
     bm, bn, bk, tm, tn, nt = _tiles_with_override("wgrad", cfg, geom.ktot, geom.cog, geom.groups,
@@ -625,15 +814,18 @@ def _plan_wgrad(geom: _Geom, devkey: tuple, cfg_raw: str) -> _Plan:
     # multiprocessor (rounding up left a nearly empty third wave: n8 c256 3x3, 36 tiles
     # x 15 splits = 540 workgroups over 264 slots).
     target = 8 if devkey[1] else 4 * MULTIPROCESSORS_ESTIMATE
-    splits, split_steps = _split_rows(geom, cfg, min(target // tiles, nsteps // 16, 256), nsteps,
-                                      max_count[2] // geom.groups)
     defines = (("BM", bm), ("BN", bn), ("BK", bk), ("TM", tm), ("TN", tn))
     if devkey[1]:
         defines += (("NO_UNROLL", 1),)
-    grid = (-(-geom.ktot // bm), -(-geom.cog // bn), geom.groups * splits)
-    if geom.groups * splits > max_count[2]:
+    least, _ = _split_k(budget, "backward-weight", nsteps,
+                        lambda steps: _wgrad_cost(dict(defines), not devkey[1], steps))
+    if geom.groups > max_count[2]:
         raise ValueError(f"conv backward-weight: {geom.groups} groups exceed the device's dispatch limit "
                          f"{max_count[2]}")
+    splits, split_steps = _split_rows(geom, cfg, min(target // tiles, nsteps // 16, 256), nsteps,
+                                      max_count[2] // geom.groups, least)
+    _check_grid(budget, "backward-weight", splits, geom.groups, geom.weight_size(), devkey)
+    grid = (-(-geom.ktot // bm), -(-geom.cog // bn), geom.groups * splits)
     return _Plan("ops/conv_wgrad.comp", defines, nt, geom.spec(split_steps, splits), grid, splits, geom.flops())
 
 
@@ -656,6 +848,20 @@ def _coopmat_key(dev) -> tuple | None:
 
 _PACKED = "ops/conv_coopmat_packed.comp"
 _PACK = "ops/conv_pack.comp"
+# conv_pack.comp's tiled transposes (256 invocations): 16 reads, 2 writes of 8 halves each.
+_PACK_COST = _total(_loop(16), _loop(2, _loop(8)))
+
+
+def _pack_cost(geom: _Geom) -> int:
+    """Counted iterations of the costlier invocation of conv_pack.comp's packing of x and of the
+    weight (_pack_input, _pack_weight): a tiled transpose, or PACK_W's grid-stride loop over
+    16-byte vectors of the transposed weight, 8 halves gathered in each."""
+    _, wj, wc = geom.wstrides
+    if wc == geom.kp and wj == geom.cig * geom.kp:
+        return _PACK_COST
+    vectors = geom.groups * geom.kp * -(-geom.cig // 8) * 8 * -(-geom.cog // 8)
+    trips = -(-vectors // (max(1, min(groups_for(vectors, 256), 4096)) * 256))
+    return max(_PACK_COST, _total(_loop(trips, _loop(8))))
 
 
 def _pads_well(channels: int) -> bool:
@@ -682,7 +888,7 @@ def _balanced_rows(rows: int, col_tiles: int, sgm: int) -> int:
 
 
 @functools.lru_cache(maxsize=256)
-def _plan_coopmat(geom: _Geom, has_bias: bool, devkey: tuple, cfg_raw: str) -> _Plan:
+def _plan_coopmat(geom: _Geom, has_bias: bool, devkey: tuple, cfg_raw: str, budget=None) -> _Plan | None:
     """float16 on cooperative matrices: conv_coopmat_packed.comp on channels-last copies
     (conv_pack.comp) where they pay, else conv_coopmat.comp, which gathers halves from the
     original layout. BM x BN tiles (BN the power of two >= the group's output channels, 16 to
@@ -690,7 +896,9 @@ def _plan_coopmat(geom: _Geom, has_bias: bool, devkey: tuple, cfg_raw: str) -> _
     conv_coopmat.comp, H100 sweeps: BK 16 against 32: 65 TFLOP/s against 50 for the forward
     n32 c64 56x56 3x3, 21 against 16 for a 7x7 first layer (50 against 55 for n8 c256 28x28);
     BN 64 against 128: 35 against 24 for a 1x1 with 128 channels, 51 against 50 for n8 c256;
-    BM 256 or 64 lost everywhere (53 and 46 for n32 c64)."""
+    BM 256 or 64 lost everywhere (53 and 46 for n32 c64).
+    None where its reduction would pass the loop budget (it has no split-K: conv_gemm.comp on
+    the halves then)."""
     cfg = _parse_config(cfg_raw)["f16"]
     _, _, max_shared, max_inv, max_count, sgs, _ = devkey
     nph = _phases(geom, cfg)
@@ -742,6 +950,17 @@ def _plan_coopmat(geom: _Geom, has_bias: bool, devkey: tuple, cfg_raw: str) -> _
         raise ValueError(f"conv float16: {ny} x {geom.groups * nph} channel tiles exceed the device's "
                          f"dispatch limits {max_count[1:]}")
     grid = (max(1, min(-(-rows // bm), max_count[0], cfg.get("gridx", max_count[0]))), ny, geom.groups * nph)
+    if budget is not None:
+        # UNROLL loops unroll here; counted: the row tiles, the steps, the fragments' bias and
+        # store loops (256 / SGS each), the table, the phases and the packing kernels.
+        frag = _loop(-(-256 // sgs))
+        frags = (bm // sgm // 16) * (bn // sgn // 16) + (bn // sgn // 16 if has_bias else 0)
+        nsteps = kp * -(-geom.cig // bk) if packed or gather == "uniform" else -(-(geom.cig * kp) // bk)
+        other = _phase_cost(geom, nph) + (_total(_loop(-(-table_n // nt))) if gather == "table" else 0)
+        trips = -(-(-(-rows // bm)) // grid[0])
+        if _total(_loop(trips, *[frag] * frags, _loop(nsteps))) + other > budget or (
+                packed and _pack_cost(geom) > budget):
+            return None
     return _Plan(_PACKED if packed else "ops/conv_coopmat.comp", defines, nt, geom.spec(), grid,
                  flops=geom.flops())
 
@@ -749,22 +968,33 @@ def _plan_coopmat(geom: _Geom, has_bias: bool, devkey: tuple, cfg_raw: str) -> _
 _WGRAD16 = "ops/conv_coopmat_wgrad.comp"
 
 
+def _finish_fits(budget, n: int, splits: int) -> bool:
+    """Whether the float16 backward-weight kernels' FINISH dispatch (grid-stride over n weight
+    elements, max(1, min(groups_for(n, 256), 4096)) workgroups of 256, the splits summed in
+    each) stays within the loop budget."""
+    if budget is None:
+        return True
+    trips = -(-n // (max(1, min(groups_for(n, 256), 4096)) * 256))
+    return _total(_loop(trips, _loop(splits))) <= budget
+
+
 @functools.lru_cache(maxsize=256)
-def _plan_wgrad_coopmat(geom: _Geom, devkey: tuple, cfg_raw: str) -> _Plan | None:
+def _plan_wgrad_coopmat(geom: _Geom, devkey: tuple, cfg_raw: str, budget=None) -> _Plan | None:
     """conv_coopmat_wgrad.comp for float16 backward-weight, conv_coopmat_wgrad_gather.comp where
     channel counts pad badly (a first layer's 3 channels; its 49 taps would also re-read the
     cotangent 49 times), or None where conv_wgrad.comp runs instead (no cooperative matrices,
     wgrad16.path=cast, see _plan_wgrad_gather). Tiles of BM output x BN
     input channels (powers of two >= the group's, 16 to 128), one tap each, subgroups of at
     least 32 x 32 (H100, n32 c64 3x3: 4 subgroups of 32 x 32 on a 64 x 64 tile 58 TFLOP/s, 8 of
-    16 x 32 37), the rows split to fill about two workgroups per multiprocessor."""
+    16 x 32 37), the rows split to fill about two workgroups per multiprocessor and to fit the
+    loop budget (None where they cannot)."""
     cfg = _parse_config(cfg_raw)["wgrad16"]
     if devkey is None or cfg.get("path") == "cast":
         return None
     if cfg.get("path", "packed" if _pads_well(geom.cig) and _pads_well(geom.cog) else "coopmat") == "coopmat":
-        return _plan_wgrad_gather(geom, devkey, cfg)
-    if not _packing_fits(geom, devkey):
-        return None
+        return _plan_wgrad_gather(geom, devkey, cfg, budget)
+    if not _packing_fits(geom, devkey) or (budget is not None and _PACK_COST > budget):
+        return None  # (it packs x and the cotangent, both by the tiled transpose)
     _, _, max_shared, max_inv, max_count, sgs, _ = devkey
     width = lambda c: min(128, max(16, 1 << (c - 1).bit_length()))  # noqa: E731
     bm, bn, bk = cfg.get("BM", width(geom.cog)), cfg.get("BN", width(geom.cig)), cfg.get("BK", 32)
@@ -782,8 +1012,15 @@ def _plan_wgrad_coopmat(geom: _Geom, devkey: tuple, cfg_raw: str) -> _Plan | Non
     # About two workgroups per multiprocessor: more splits cost more than they fill (H100,
     # n8 c256 3x3: 7 splits 60 TFLOP/s, 14 41; n32 c64: 29 splits 58, 64 44, 117 44).
     default = min(2 * MULTIPROCESSORS_ESTIMATE // (tiles * geom.kp * geom.groups), nsteps // 8, 256)
-    splits, split_steps = _split_rows(geom, cfg, default, nsteps, max_count[2] // geom.groups)
-    if tiles > max_count[0] or geom.kp > max_count[1] or geom.groups * splits > max_count[2]:
+    # counted: the steps and the epilogue's scratch loops (256 / SGS per fragment)
+    epilogue = (bm // sgm // 16) * (bn // sgn // 16) * _total(_loop(-(-256 // sgs)))
+    try:
+        least, _ = _split_k(budget, "float16 backward-weight", nsteps, lambda steps: _total(_loop(steps)) + epilogue)
+        splits, split_steps = _split_rows(geom, cfg, default, nsteps, max_count[2] // geom.groups, least)
+    except LoopBudgetError:
+        return None
+    if (tiles > max_count[0] or geom.kp > max_count[1] or geom.groups * splits > max_count[2]
+            or not _finish_fits(budget, geom.weight_size(), splits)):
         return None
     defines = (("BM", bm), ("BN", bn), ("BK", bk), ("SG_M", sgm), ("SG_N", sgn), ("SGS", sgs))
     return _Plan(_WGRAD16, defines, nt, geom.spec(split_steps, splits), (tiles, geom.kp, geom.groups * splits),
@@ -793,7 +1030,7 @@ def _plan_wgrad_coopmat(geom: _Geom, devkey: tuple, cfg_raw: str) -> _Plan | Non
 _WGRAD16_GATHER = "ops/conv_coopmat_wgrad_gather.comp"
 
 
-def _plan_wgrad_gather(geom: _Geom, devkey: tuple, cfg: dict) -> _Plan | None:
+def _plan_wgrad_gather(geom: _Geom, devkey: tuple, cfg: dict, budget=None) -> _Plan | None:
     """conv_coopmat_wgrad_gather.comp: float16 backward-weight for channel counts that pad badly
     (a first layer's 3), all (channel, tap) columns of a group in one tile, x gathered in place;
     None (the float32 kernels) below 16 output channels or where the columns' tiles do not fit
@@ -814,30 +1051,78 @@ def _plan_wgrad_gather(geom: _Geom, devkey: tuple, cfg: dict) -> _Plan | None:
         return None
     nsteps = max(1, -(-geom.rows // bk))
     default = min(2 * MULTIPROCESSORS_ESTIMATE // (jt * geom.groups), nsteps // 8, 256)
-    splits, split_steps = _split_rows(geom, cfg, default, nsteps, max_count[0])
+    try:  # counted: the column table's loop and the steps
+        least, _ = _split_k(budget, "float16 backward-weight", nsteps,
+                            lambda steps: _total(_loop(-(-16 * pf // nt)), _loop(steps)))
+        splits, split_steps = _split_rows(geom, cfg, default, nsteps, max_count[0], least)
+    except LoopBudgetError:
+        return None
+    if not _finish_fits(budget, geom.weight_size(), splits):
+        return None
     defines = (("PF", pf), ("BK", bk), ("SGS", sgs))
     return _Plan(_WGRAD16_GATHER, defines, nt, geom.spec(split_steps, splits), (splits, jt, geom.groups),
                  splits, geom.flops())
 
 
 def plan(kind: str, geom: _Geom, has_bias: bool = False) -> _Plan | None:
-    """The cached plan of a pass ('forward' also serves backward-input) on the open device;
-    'wgrad16' is None where float16 backward-weight runs the float32 kernels; 'winograd_fwd'
+    """The cached plan of a pass ('forward' also serves backward-input) on the open device, within
+    its loop budget; 'forward16' is None where the cooperative-matrix kernels would pass the
+    budget, 'wgrad16' None where float16 backward-weight runs the float32 kernels; 'winograd_fwd'
     and 'winograd' (backward-weight) are None where float32 runs the GEMM kernels instead of
     conv_winograd.py."""
     dev = runtime.get().device
     raw = os.environ.get("VKBACKEND_CONV_CONFIG", "")
+    budget = loop_budget()
     if kind == "forward":
-        return _plan_forward(geom, has_bias, _device_key(dev), raw)
+        return _plan_forward(geom, has_bias, _device_key(dev), raw, budget)
     if kind == "forward16":
-        return _plan_coopmat(geom, has_bias, _coopmat_key(dev), raw)
+        return _plan_coopmat(geom, has_bias, _coopmat_key(dev), raw, budget)
     if kind == "wgrad16":
-        return _plan_wgrad_coopmat(geom, _coopmat_key(dev), raw)
+        return _plan_wgrad_coopmat(geom, _coopmat_key(dev), raw, budget)
     if kind in ("winograd", "winograd_fwd"):
         fwd = kind == "winograd_fwd"
         cfg = tuple(sorted(_parse_config(raw)["fwd" if fwd else "wgrad"].items()))
-        return (conv_winograd.plan_forward if fwd else conv_winograd.plan_wgrad)(geom, _device_key(dev), cfg)
-    return _plan_wgrad(geom, _device_key(dev), raw)
+        return (conv_winograd.plan_forward if fwd else conv_winograd.plan_wgrad)(geom, _device_key(dev), cfg,
+                                                                                  budget)
+    return _plan_wgrad(geom, _device_key(dev), raw, budget)
+
+
+def _bias_chunks(geom: _Geom) -> tuple:
+    """(batches, positions) per workgroup of conv_reduce.comp's MODE_BIAS: all of them, or chunks
+    whose loops fit the loop budget (their sums then added); LoopBudgetError where even one
+    position per invocation would not fit or the chunks pass the grid's limit."""
+    plane = math.prod(geom.so)
+    budget = loop_budget()
+    if budget is None:
+        return geom.n, plane
+    dev = runtime.get().device
+    wg = workgroup_size()
+    trips_c = -(-geom.cout // min(geom.cout, dev.max_workgroup_count[0]))
+    # wg_reduce_add: a shared-memory tree (log2 wg rounds) or the subgroup totals' loop
+    sg = max(1, dev.min_subgroup_size)
+    reduce = _loop(max(wg.bit_length(), -(-wg // (sg * sg))))
+
+    def cost(nb, rounds):  # nb batches of `rounds` position rounds per invocation
+        return _total(_loop(trips_c, _loop(nb, _loop(rounds)), reduce))
+
+    rounds = -(-plane // wg)
+    nb = _most(budget, lambda b: cost(b, rounds))
+    if nb >= geom.n:
+        return geom.n, plane
+    if nb >= 1:
+        npos = plane
+    elif _most(budget, lambda r: cost(1, r)) >= 1:
+        nb, npos = 1, _most(budget, lambda r: cost(1, r)) * wg
+    else:
+        raise LoopBudgetError(f"conv bias gradient: {geom.cout} channels over {dev.max_workgroup_count[0]} "
+                              f"workgroups leave no room in the device's loop budget of {budget}")
+    chunks = -(-geom.n // nb) * -(-plane // npos)
+    if chunks > dev.max_workgroup_count[1]:
+        raise LoopBudgetError(f"conv bias gradient: the loop budget of {budget} needs {chunks} chunks of the "
+                              f"batch x {plane} positions, past the device's grid limit "
+                              f"{dev.max_workgroup_count[1]}")
+    _sum_fanin(budget, geom.cout, wg)
+    return nb, npos
 
 
 # ----------------------------------------------------------------------------------------------
@@ -882,23 +1167,57 @@ def _record_pointwise(geom: _Geom, x: Array, w: Array) -> Array:
     return y
 
 
+def _forward_route(geom: _Geom, half: bool, has_bias: bool) -> tuple:
+    """How a forward pass runs, planned before anything is recorded: ("winograd", plan),
+    ("matmul", None), ("coopmat", plan), or ("kernel", plan) -- conv_gemm.comp / conv_direct.comp,
+    float16 read in place or on widened copies."""
+    dev = runtime.get().device
+    if not half:
+        wp = plan("winograd_fwd", geom)
+        if wp is not None:
+            return "winograd", wp
+        if _pointwise_matmul(geom, has_bias, _device_key(dev), os.environ.get("VKBACKEND_CONV_CONFIG", "")):
+            return "matmul", None
+    elif uses_coopmat(geom):
+        p = plan("forward16", geom, has_bias)
+        if p is not None:
+            return "coopmat", p
+    return "kernel", plan("forward", geom, has_bias)
+
+
+def _record_sum(part: Array, splits: int, n: int, out: Array) -> None:
+    """out (float32, n elements) = the sum of the `splits` partial sums part[s * n + i]
+    (conv_reduce.comp MODE_SPLITS), in rounds where one pass would loop past the loop budget."""
+    rt = runtime.get()
+    wg = workgroup_size()
+    red = rt.kernel("ops/conv_reduce.comp", {"MODE_SPLITS": 1}, wg)
+    grid = (groups_for(n, wg),)
+    fanin = _sum_fanin(loop_budget(), n, wg) or splits
+    src, off = part, part.offset
+    while splits > fanin:
+        rounds = -(-splits // fanin)
+        tmp = Array.empty((rounds * n,), dtypes.float32)
+        for r in range(rounds):
+            red([src.buffer, tmp.buffer], [n, min(fanin, splits - r * fanin), off + r * fanin * n, tmp.offset + r * n],
+                grid)
+        src, off, splits = tmp, tmp.offset, rounds
+    red([src.buffer, out.buffer], [n, splits, off, out.offset], grid)
+
+
 def _record_forward(geom: _Geom, x: Array, w: Array, b: Array | None) -> Array:
     rt = runtime.get()
     if math.prod(geom.out_shape()) == 0:
         return Array.empty(geom.out_shape(), x.dtype)
     half = x.dtype == dtypes.float16
-    wp = None if half else plan("winograd_fwd", geom)
-    if wp is not None:
-        return conv_winograd.record_forward(geom, wp, x, w, b)
-    if not half and _pointwise_matmul(geom, b is not None, _device_key(rt.device),
-                                      os.environ.get("VKBACKEND_CONV_CONFIG", "")):
+    route, p = _forward_route(geom, half, b is not None)
+    if route == "winograd":
+        return conv_winograd.record_forward(geom, p, x, w, b)
+    if route == "matmul":
         return _record_pointwise(geom, x, w)
-    coop = half and uses_coopmat(geom)
-    p = plan("forward16" if coop else "forward", geom, b is not None)
     # float16 without cooperative matrices (or a GEMM too narrow for 16-wide fragments: the first
     # layer's backward-input ran at 2.9 TFLOP/s on them, 7.3 in the narrow float32 kernel): the
     # float32 kernels, conv_gemm.comp reading the halves in place (HALF_IN), else on widened copies.
-    half_in = half and not coop
+    half_in = half and route == "kernel"
     if half_in and (p.shader != "ops/conv_gemm.comp" or not _HALF_STORAGE <= rt.device.features):
         return _record_forward(geom, _to32(x), _to32(w), _to32(b)).astype(dtypes.float16)
     y = Array.empty(geom.out_shape(), dtypes.float32 if half_in else x.dtype)
@@ -906,10 +1225,14 @@ def _record_forward(geom: _Geom, x: Array, w: Array, b: Array | None) -> Array:
     if p.shader == _PACKED:
         x, w = _pack_input(geom, x), _pack_weight(geom, w)
     bb = b if b is not None else w
-    push = [x.offset, w.offset, bb.offset, y.offset]
+    # split-K: the splits' partial sums (float32), then their sum into y
+    out = y if p.splits == 1 else Array.empty((p.splits * y.size,), dtypes.float32)
+    push = [x.offset, w.offset, bb.offset, out.offset]
     if p.shader == "ops/conv_direct.comp":
         push.append(y.size)
-    k([x.buffer, w.buffer, bb.buffer, y.buffer], push, p.grid)
+    k([x.buffer, w.buffer, bb.buffer, out.buffer], push, p.grid)
+    if p.splits > 1:
+        _record_sum(out, p.splits, y.size, y)
     return y.astype(dtypes.float16) if half_in else y
 
 
@@ -942,23 +1265,39 @@ def _pack_weight(geom: _Geom, w: Array) -> Array:
     return wp
 
 
+def _wgrad_route(geom: _Geom, half: bool) -> tuple:
+    """How a backward-weight pass runs, planned before anything is recorded: ("coopmat", plan),
+    ("cast", None) (the float32 route on widened copies), ("winograd", plan) or ("kernel", plan)
+    (conv_wgrad.comp, float16 read in place)."""
+    if half:
+        p = plan("wgrad16", geom)
+        if p is not None:
+            return "coopmat", p
+        if not _HALF_STORAGE <= runtime.get().device.features:
+            _wgrad_route(geom, False)
+            return "cast", None
+    else:
+        wp = plan("winograd", geom)
+        if wp is not None:
+            return "winograd", wp
+    return "kernel", plan("wgrad", geom)
+
+
 def _record_wgrad(geom: _Geom, x: Array, g: Array, wshape: tuple) -> Array:
     rt = runtime.get()
     half = x.dtype == dtypes.float16
     if geom.n == 0:
         dw = zeros(wshape, dtypes.float32)
         return dw.astype(dtypes.float16) if half else dw
-    p = plan("wgrad16", geom) if half else None
-    if p is not None:
+    route, p = _wgrad_route(geom, half)
+    if route == "coopmat":
         return _record_wgrad_coopmat(geom, p, x, g, wshape)
-    if half and not _HALF_STORAGE <= rt.device.features:  # the float32 kernel on widened copies
+    if route == "cast":
         return _record_wgrad(geom, _to32(x), _to32(g), wshape).astype(dtypes.float16)
-    wp = None if half else plan("winograd", geom)
-    if wp is not None:
-        return conv_winograd.record_wgrad(geom, wp, x, g, wshape)
+    if route == "winograd":
+        return conv_winograd.record_wgrad(geom, p, x, g, wshape)
     # conv_wgrad.comp, reading float16 operands in place (a first layer's cotangent widened cost
     # ~30 us of 324 on an H100)
-    p = plan("wgrad", geom)
     dw = Array.empty(wshape, dtypes.float32)
     k = rt.kernel(p.shader, dict(p.defines, HALF_IN=1) if half else dict(p.defines), p.workgroup, p.spec)
     if p.splits == 1:
@@ -967,9 +1306,7 @@ def _record_wgrad(geom: _Geom, x: Array, g: Array, wshape: tuple) -> Array:
         n = dw.size
         part = Array.empty((p.splits * n,), dtypes.float32)
         k([x.buffer, g.buffer, part.buffer], [x.offset, g.offset, part.offset], p.grid)
-        wg = workgroup_size()
-        red = rt.kernel("ops/conv_reduce.comp", {"MODE_SPLITS": 1}, wg)
-        red([part.buffer, dw.buffer], [n, p.splits, part.offset, dw.offset], (groups_for(n, wg),))
+        _record_sum(part, p.splits, n, dw)
     return dw.astype(dtypes.float16) if half else dw
 
 
@@ -1004,10 +1341,17 @@ def _record_bgrad(geom: _Geom, g: Array) -> Array:
         db = zeros((geom.cout,), dtypes.float32)
     else:
         db = Array.empty((geom.cout,), dtypes.float32)
+        plane = math.prod(geom.so)
+        nb, npos = _bias_chunks(geom)
+        ochunks = -(-plane // npos)
+        chunks = -(-geom.n // nb) * ochunks
+        out = db if chunks == 1 else Array.empty((chunks * geom.cout,), dtypes.float32)
         wg = workgroup_size()
         red = rt.kernel("ops/conv_reduce.comp", {"MODE_BIAS": 1, "HALF_IN": 1} if half else {"MODE_BIAS": 1}, wg)
-        grid = (max(1, min(geom.cout, rt.device.max_workgroup_count[0])),)
-        red([g.buffer, db.buffer], [geom.n, geom.cout, math.prod(geom.so), g.offset, db.offset], grid)
+        grid = (max(1, min(geom.cout, rt.device.max_workgroup_count[0])), chunks)
+        red([g.buffer, out.buffer], [geom.n, geom.cout, plane, g.offset, out.offset, nb, npos, ochunks], grid)
+        if chunks > 1:
+            _record_sum(out, chunks, geom.cout, db)
     return db.astype(dtypes.float16) if half else db
 
 
@@ -1144,7 +1488,14 @@ def _vjp(fn, geom, xshape, wshape, input, weight, cotangent, input_grad, weight_
     gshape = _shape_of(cotangent, "cotangent", fn)
     if gshape != geom.out_shape():
         raise ValueError(f"{fn}: cotangent must have the output's shape {geom.out_shape()}, got {gshape}")
-    _common_dtype(fn, input=input, weight=weight, cotangent=cotangent)
+    half = _common_dtype(fn, input=input, weight=weight, cotangent=cotangent) == dtypes.float16
+    # Every pass planned first: a LoopBudgetError (or a dispatch limit) before any GPU work.
+    if input_grad and geom.n:
+        _forward_route(geom.backward_input(), half, False)
+    if weight_grad and geom.n:
+        _wgrad_route(geom, half)
+    if bias_grad and geom.n:
+        _bias_chunks(geom)
     x, w, g = _as_array(input), _as_array(weight), _as_array(cotangent)
     dx = _record_forward(geom.backward_input(), g, w, None).reshape(xshape) if input_grad else None
     dw = _record_wgrad(geom, x, g, wshape) if weight_grad else None

@@ -109,6 +109,13 @@ def _chunk(geom, per_image: int, fixed: int) -> int:
     return min(geom.n, max(0, (MAX_WORKSPACE // 4 - fixed) // max(1, per_image)))
 
 
+def _grid_stride_trips(n: int, devkey: tuple) -> int:
+    """Rounds of WINO_W's and WINO_OUT's grid-stride loops over n weight elements (groups_for's
+    grid of launch.workgroup_size() invocations: 64 on software devices, else 256)."""
+    wg = 64 if devkey[1] else 256
+    return -(-n // (groups_for(n, wg) * wg))
+
+
 def _fits(geom, devkey: tuple, padded: int, batches: int) -> bool:
     max_count = devkey[4]
     return (-(-padded // 64) <= max_count[0] and max(geom.cin, geom.cout) <= max_count[1]
@@ -116,12 +123,15 @@ def _fits(geom, devkey: tuple, padded: int, batches: int) -> bool:
 
 
 @functools.lru_cache(maxsize=256)
-def plan_forward(geom, devkey: tuple, cfg: tuple) -> WinogradPlan | None:
+def plan_forward(geom, devkey: tuple, cfg: tuple, budget: int | None = None) -> WinogradPlan | None:
     """The forward plan for geom on `devkey` (ops.conv._device_key) under the fwd. config items
     `cfg`, or None where the GEMM kernels run (see the module's docstring; also where not one
-    image fits MAX_WORKSPACE, and dispatch limits)."""
+    image fits MAX_WORKSPACE, dispatch limits, and where WINO_W's loop passes the loop budget
+    `budget`; the transforms' other loops unroll)."""
     tile = _tile(geom, devkey, dict(cfg), holes=geom.id[1:] != (1, 1))
     if tile is None:
+        return None
+    if budget is not None and _grid_stride_trips(geom.cout * geom.cig, devkey) + 1 > budget:
         return None
     aa = (tile + 2) ** 2
     per_image = _tiles_per_image(geom, tile)
@@ -141,8 +151,9 @@ def plan_forward(geom, devkey: tuple, cfg: tuple) -> WinogradPlan | None:
 
 
 @functools.lru_cache(maxsize=256)
-def plan_wgrad(geom, devkey: tuple, cfg: tuple) -> WinogradPlan | None:
-    """The backward-weight plan, as plan_forward (wgrad. config items)."""
+def plan_wgrad(geom, devkey: tuple, cfg: tuple, budget: int | None = None) -> WinogradPlan | None:
+    """The backward-weight plan, as plan_forward (wgrad. config items); the splits also capped
+    so that WINO_OUT's loop over them, in each round of its grid-stride loop, fits `budget`."""
     cfg = dict(cfg)
     tile = _tile(geom, devkey, cfg, holes=False)
     if tile is None:
@@ -162,6 +173,12 @@ def plan_wgrad(geom, devkey: tuple, cfg: tuple) -> WinogradPlan | None:
         return None
     tiles = chunk * per_image
     splits = max(1, min(splits, -(-tiles // 4)))
+    if budget is not None:
+        # lavapipe's count of WINO_OUT's loops: trips * (splits + 2) + 2 (see ops.conv._loop)
+        most = (budget - 2) // _grid_stride_trips(geom.cout * geom.cig, devkey) - 2
+        if most < 1:
+            return None
+        splits = min(splits, most)
     per_split = -(-tiles // (4 * splits)) * 4
     padded = splits * per_split
     if not _fits(geom, devkey, padded, splits * aa * geom.groups):

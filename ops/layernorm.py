@@ -17,6 +17,10 @@ float32 accumulation. Kernels (shaders/ops/layernorm.comp):
   workgroup, are written as a (workgroups x D) partial per output, and a column-sum dispatch
   (shaders/ops/layernorm_colsum.comp) finishes them. The number of workgroups is capped, so the
   temporary is small: never rows x D.
+* the loop budget (lavapipe): each invocation's loops (rows grid-stride, streamed passes over a
+  row, workgroup sums) are planned to fit it: more workgroups, the forward's rows over several
+  dispatches; a row too long for one workgroup's budget is normalized by budget-aware reductions
+  along it and elementwise kernels instead (_forward_split, _backward_split).
 
 Bad input raises (ValueError / TypeError) before anything is recorded.
 """
@@ -31,7 +35,10 @@ import numpy as np
 
 from .. import dtypes, runtime
 from ..array import Array, Storage
+from ..primitives import elementwise as ew, reduce
 from ..primitives.creation import asarray, zeros
+from ..primitives.launch import collective_cost
+from ..primitives.launch import LoopBudgetError, budget_chunks, loop_budget
 
 __all__ = ["layer_norm", "rms_norm", "layer_norm_vjp", "rms_norm_vjp"]
 
@@ -207,22 +214,117 @@ def _rows_per_group(pl: Plan, dev) -> int:
     return max(1, pl.wg // max(1, dev.subgroup_size)) if pl.mode == "sg" else 1
 
 
+# ----------------------------------------------------------------------------- loop budget
+# layernorm.comp's counted loops, per invocation: the rows loop (a trip per row it takes), in
+# each row the streamed passes over it (N == 0) and the workgroup sums (wg_reduce_add; the
+# backward's row_sum3 walks the subgroups' sums), and in the backward the loops before and after
+# the rows (zeroing a streamed partial row; SG_ROWS's merge of the subgroups' partials).
+def _subgroups(wg: int, dev) -> int:
+    return -(-wg // max(1, dev.min_subgroup_size))
+
+
+def _row_cost(pl: Plan, d: int, backward: bool, rms: bool, dev) -> int:
+    """Counted iterations of one row, its trip of the rows loop excluded: the mean's workgroup sum
+    (layer norm), the variance's (forward) or row_sum3's (backward), and streamed, a loop per pass
+    over the row (forward: mean, variance, y; backward: mean, the three sums, dx)."""
+    if pl.mode == "sg":
+        return 0  # subgroup sums, rows in registers
+    coll = collective_cost(pl.wg)
+    cost = 0 if rms else coll
+    if backward:
+        cost += _subgroups(pl.wg, dev) + 1 if dev.has("arithmetic") else 3 * coll
+    else:
+        cost += coll
+    if pl.mode == "stream":
+        dv = -(-d // pl.width)
+        cost += (2 if rms else 3) * (-(-dv // pl.wg) + 1)
+    return cost
+
+
+def _bwd_reserve(pl: Plan, d: int, kk: int, dev) -> int:
+    """The backward's counted loops outside the rows loop (with weight or bias sums: zeroing the
+    streamed partial row, or SG_ROWS's merge of the subgroups' partials), and that loop's exit."""
+    dv = -(-d // pl.width)
+    if kk and pl.mode == "stream":
+        return 1 + -(-dv // pl.wg) + 1
+    if kk and pl.mode == "sg":
+        return 1 + kk * (_subgroups(pl.wg, dev) + 1 + -(-dv // pl.wg) + 1)
+    return 1
+
+
+def _row_fits(pl: Plan, d: int, backward: bool, rms: bool, kk: int, dev) -> bool:
+    """Whether one workgroup (one trip) can take a row inside the loop budget."""
+    budget = loop_budget()
+    reserve = _bwd_reserve(pl, d, kk, dev) if backward else 1
+    return budget is None or reserve + 1 + _row_cost(pl, d, backward, rms, dev) <= budget
+
+
 def _forward(x, ns, w, b, eps, rms) -> Array:
-    out = Array.empty(x.shape, dtypes.float32)
     d = math.prod(ns)
     rows = x.size // d if d else 0
-    if out.size == 0:
-        return out
+    if x.size == 0:
+        return Array.empty(x.shape, dtypes.float32)
     rt = runtime.get()
     dev = rt.device
     pl = plan(d, _vec4_ok(d, x, w, b), backward=False, dev=dev)
+    if not _row_fits(pl, d, False, rms, 0, dev):
+        return _forward_split(x, ns, w, b, eps, rms)
+    out = Array.empty(x.shape, dtypes.float32)
     wd = pl.width
-    groups = min(-(-rows // _rows_per_group(pl, dev)), FWD_MAX_GROUPS, dev.max_workgroup_count[0])
+    per_group = _rows_per_group(pl, dev)
+    groups = min(-(-rows // per_group), FWD_MAX_GROUPS, dev.max_workgroup_count[0])
+    trips = -(-rows // (groups * per_group))
+    # rows grid-stride; where the budget cannot take them all, several dispatches take turns
+    step = groups * per_group * -(-trips // budget_chunks(trips, 1 + _row_cost(pl, d, False, rms, dev)))
     k = rt.kernel(_SHADER, _defines(pl, False, rms, w is not None, b is not None, dev), pl.wg)
-    push = (rows, d // wd, 1.0 / d, eps, x.offset // wd,
-            0 if w is None else w.offset // wd, 0 if b is None else b.offset // wd, out.offset // wd, 0, 0)
-    k([x.buffer, _buf(w, x), _buf(b, x), out.buffer], push, (groups,))
+    dv = d // wd
+    for r0 in range(0, rows, step):
+        push = (min(step, rows - r0), dv, 1.0 / d, eps, x.offset // wd + r0 * dv,
+                0 if w is None else w.offset // wd, 0 if b is None else b.offset // wd,
+                out.offset // wd + r0 * dv, 0, 0)
+        k([x.buffer, _buf(w, x), _buf(b, x), out.buffer], push, (min(groups, -(-(rows - r0) // per_group)),))
     return out
+
+
+def _rows_view(a: Array, d: int) -> Array:
+    return a.reshape((a.size // d, d))
+
+
+def _statistics(x2: Array, eps: float, rms: bool) -> tuple:
+    """(x - mean (x for RMS), sqrt(var + eps)) of each row of x2, by reductions along the rows."""
+    xc = x2 if rms else ew.subtract(x2, reduce.mean(x2, axis=1, keepdims=True))
+    var = reduce.mean(ew.multiply(xc, xc), axis=1, keepdims=True)
+    return xc, ew.sqrt(ew.add(var, eps))
+
+
+def _forward_split(x, ns, w, b, eps, rms) -> Array:
+    """Rows too long for one workgroup's loop budget: the statistics by reductions along the rows
+    (split across workgroups as the budget needs), the normalization elementwise."""
+    d = math.prod(ns)
+    xc, std = _statistics(_rows_view(x, d), eps, rms)
+    y = ew.divide(xc, std)
+    if w is not None:
+        y = ew.multiply(y, w.reshape((d,)))
+    if b is not None:
+        y = ew.add(y, b.reshape((d,)))
+    return y.reshape(x.shape)
+
+
+def _backward_split(x, ns, w, dy, eps, rms, want_w: bool, want_b: bool):
+    """_forward_split's counterpart: dx = (g - mean(g) - xhat * mean(g * xhat)) / std with
+    g = dy * w and xhat = xc / std; dweight and dbias as column sums."""
+    d = math.prod(ns)
+    x2, dy2 = _rows_view(x, d), _rows_view(dy, d)
+    xc, std = _statistics(x2, eps, rms)
+    xhat = ew.divide(xc, std)
+    g = dy2 if w is None else ew.multiply(dy2, w.reshape((d,)))
+    t = ew.subtract(g, ew.multiply(xhat, reduce.mean(ew.multiply(g, xhat), axis=1, keepdims=True)))
+    if not rms:
+        t = ew.subtract(t, reduce.mean(g, axis=1, keepdims=True))
+    dx = ew.divide(t, std).reshape(x.shape)
+    dw = reduce.sum(ew.multiply(dy2, xhat), axis=0).reshape(ns) if want_w else None
+    db = reduce.sum(dy2, axis=0).reshape(ns) if want_b else None
+    return dx, dw, db
 
 
 def colsum_shape(ncols: int, dev) -> tuple:
@@ -236,19 +338,64 @@ def colsum_shape(ncols: int, dev) -> tuple:
     return wg, cols
 
 
+def _bwd_groups(rows: int, per_group: int, groups: int, pl: Plan, d: int, rms: bool, kk: int, dev) -> int:
+    """`groups`, raised where the loop budget cannot take each workgroup's share of the rows (the
+    weight and bias partials grow with it: one row of each per workgroup)."""
+    budget = loop_budget()
+    if budget is None:
+        return groups
+    trips = -(-rows // (groups * per_group))
+    room = (budget - _bwd_reserve(pl, d, kk, dev)) // (1 + _row_cost(pl, d, True, rms, dev))
+    if trips <= room:
+        return groups
+    need = -(-rows // (per_group * room))
+    dp = -(-d // 4) * 4
+    if need > dev.max_workgroup_count[0] or kk * need * dp * 4 > dev.max_storage_buffer_range:
+        raise LoopBudgetError(f"layer norm backward: {rows} rows of {d} need {need} workgroups to keep "
+                              f"each inside the loop budget of {budget}; the device allows "
+                              f"{dev.max_workgroup_count[0]} (and partial sums of at most "
+                              f"{dev.max_storage_buffer_range} bytes)")
+    return need
+
+
+def _colsum_cost(g: int, ncols: int, wg: int, cols: int, dev) -> int:
+    """layernorm_colsum.comp's count: per column tile, its trip, the 4-way loop and the tail over
+    this invocation's partial rows, and the tree over the row slices."""
+    slices = wg // cols
+    tiles = -(-ncols // cols)
+    per = -(-g // slices)
+    per_tile = 1 + per // 4 + 1 + 3 + 1 + (slices - 1).bit_length() + 1
+    return -(-tiles // min(tiles, dev.max_workgroup_count[0])) * per_tile + 1
+
+
+def _colsum_plan(g: int, ncols: int, dev) -> tuple:
+    """(workgroup size, columns per workgroup): colsum_shape's, with narrower column tiles (more
+    row slices) where the loop budget needs them."""
+    wg, cols = colsum_shape(ncols, dev)
+    budget = loop_budget()
+    while budget is not None and cols > 1 and _colsum_cost(g, ncols, wg, cols, dev) > budget:
+        cols //= 2
+    if budget is not None and _colsum_cost(g, ncols, wg, cols, dev) > budget:
+        raise LoopBudgetError(f"layer norm backward: a column sum over {g} partial rows does not fit "
+                              f"the loop budget of {budget}")
+    return wg, cols
+
+
 def _backward(x, ns, w, dy, eps, rms, want_w: bool, want_b: bool):
     """dx, and dweight / dbias (None where not wanted)."""
     d = math.prod(ns)
     rows = x.size // d if d else 0
-    dx = Array.empty(x.shape, dtypes.float32)
     kk = int(want_w) + int(want_b)
     if d == 0 or rows == 0:
+        dx = Array.empty(x.shape, dtypes.float32)
         dw = zeros(ns) if want_w else None
         db = zeros(ns) if want_b else None
         return dx, dw, db
     rt = runtime.get()
     dev = rt.device
     pl = plan(d, _vec4_ok(d, x, w, dy), backward=True, dev=dev)
+    if not _row_fits(pl, d, True, rms, kk, dev):
+        return _backward_split(x, ns, w, dy, eps, rms, want_w, want_b)
     wd = pl.width
     per_group = _rows_per_group(pl, dev)
     groups = -(-rows // per_group)
@@ -257,6 +404,12 @@ def _backward(x, ns, w, dy, eps, rms, want_w: bool, want_b: bool):
         groups = min(groups, -(-rows // (per_group * BWD_MIN_ROWS)), max(1, BWD_THREADS // pl.wg),
                      max(1, PARTIAL_MAX_FLOATS // (kk * dp)))
     groups = max(1, min(groups, dev.max_workgroup_count[0]))
+    groups = _bwd_groups(rows, per_group, groups, pl, d, rms, kk, dev)
+    ps4 = dp // 4
+    ncols = kk * ps4
+    if kk:
+        cwg, cols = _colsum_plan(groups, ncols, dev)
+    dx = Array.empty(x.shape, dtypes.float32)
     ps = dp // wd
     part = Array.empty((kk * groups * dp,), dtypes.float32) if kk else None
     k = rt.kernel(_SHADER, _defines(pl, True, rms, want_w, want_b, dev), pl.wg)
@@ -270,9 +423,6 @@ def _backward(x, ns, w, dy, eps, rms, want_w: bool, want_b: bool):
         return dx, None, None
     # Column sums of the partials into one (kk * D) storage; dweight / dbias are views of it.
     storage = Storage(kk * d)
-    ps4 = dp // 4
-    ncols = kk * ps4
-    cwg, cols = colsum_shape(ncols, dev)
     cs = rt.kernel(_COLSUM, {}, cwg, (cols,))
     cgroups = max(1, min(-(-ncols // cols), dev.max_workgroup_count[0]))
     cs([part.buffer, storage.buffer], (groups, ps4, ncols, d, 0), (cgroups,))

@@ -24,6 +24,11 @@ the rows fit, 8 for taller panels, and a streaming variant (rows in memory) beyo
 look-ahead schedule (the next panel factorised beside the trailing update, no barrier between) is
 a tunable, off: on the H100 it cost ~44 us per panel (n=2000, R only: 15.9 ms with it, 13.1
 without). `TUNE` holds the knobs; environment: VKBACKEND_QR_<KEY>=value (tuples comma-separated).
+
+Under a loop budget (lavapipe: 65535 counted loop iterations per invocation; see
+docs/loop_budget/matmul_qr.md) panels take larger workgroups or fewer columns so that their row
+passes fit, qr_update and qr_buildt compile with FIXED_TRIPS (only their row tiles count), and
+matrices too tall even so raise LoopBudgetError before any GPU work.
 """
 from __future__ import annotations
 
@@ -38,7 +43,8 @@ from vkbackend import dtypes, runtime
 from vkbackend.array import Array
 from vkbackend.runtime.kernel import Kernel
 from vkbackend.primitives.creation import asarray
-from vkbackend.primitives.launch import groups_for
+from vkbackend.primitives import launch
+from vkbackend.primitives.launch import LoopBudgetError, groups_for
 
 __all__ = ["qr", "householder_product", "apply_q", "QRResult"]
 
@@ -72,7 +78,8 @@ TUNE = {
     # software devices: the streaming panel (rows in memory, which is a CPU's cache anyway)
     "sw_panel_wgs": (128,),
     "sw_reg_cap": 0,         # row values per thread in "registers" (0: always stream)
-    "sw_no_unroll": 0,       # 1: [[dont_unroll]] everywhere (faster LLVM compiles, slower runs)
+    "sw_no_unroll": 0,       # 1: [[dont_unroll]] everywhere (faster LLVM compiles, slower runs);
+                             # ignored under a loop budget, where those loops would count per row
     "sw_unroll_k": 0,
 }
 for _key, _val in list(TUNE.items()):
@@ -117,7 +124,12 @@ def _rt():
 
 def _kernel(shader: str, defines: dict, wg: int):
     rt = _rt()
-    if rt.device.is_software and TUNE["sw_no_unroll"]:
+    if launch.loop_budget() is not None:
+        # Loops inside row tiles at fixed trip counts, so that the budget counts only the tiles; and
+        # no QR_NO_UNROLL: its [[dont_unroll]] loops would count per row and per column.
+        if shader in ("qr_update.comp", "qr_buildt.comp"):
+            defines = dict(defines, FIXED_TRIPS=1)
+    elif rt.device.is_software and TUNE["sw_no_unroll"]:
         defines = dict(defines, QR_NO_UNROLL=1)  # LLVM takes minutes on the unrolled register tiles
     return rt.kernel(f"ops/{shader}", defines, wg)
 
@@ -163,16 +175,19 @@ class _Panel:
     t_off: int    # offset of its T block within one matrix's T area
 
 
+def _panel_fits_shared(dev, nb: int, wg: int) -> bool:
+    subgroups = dev.has("shuffle") or dev.has("arithmetic")
+    slots = -(-wg // max(1, dev.min_subgroup_size)) if subgroups else wg
+    return (slots * nb + 4 * nb + nb * nb) * 4 + 1024 <= dev.max_shared_memory
+
+
 def _panel_config(m: int):
     """(NB, workgroup size, rows per thread; 0 = streaming) for a panel of m rows: the widest NB
     whose rows fit in registers, with the fewest rows per thread, then the smallest workgroup."""
     dev = _rt().device
-    subgroups = dev.has("shuffle") or dev.has("arithmetic")
-    min_sg = max(1, dev.min_subgroup_size)
 
     def fits_shared(nb, wg):
-        slots = -(-wg // min_sg) if subgroups else wg
-        return (slots * nb + 4 * nb + nb * nb) * 4 + 1024 <= dev.max_shared_memory
+        return _panel_fits_shared(dev, nb, wg)
 
     if dev.is_software:
         wgs = TUNE["sw_panel_wgs"]
@@ -211,7 +226,7 @@ _plans: dict = {}
 
 def _plan(M: int, N: int) -> tuple[list, int]:
     """The panels of an M x N factorization and the T area per matrix (cached per shape and TUNE)."""
-    key = (M, N, id(_rt().device), tuple(TUNE.values()))
+    key = (M, N, id(_rt().device), launch.loop_budget(), tuple(TUNE.values()))
     hit = _plans.get(key)
     if hit is None:
         if len(_plans) > 256:
@@ -225,11 +240,105 @@ def _make_plan(M: int, N: int) -> tuple[list, int]:
     panels, p0, t_off = [], 0, 0
     while p0 < K:
         width, wg, rpt = _panel_config(M - p0)
-        nb = min(width, N - p0)
+        wg, cols = _panel_budget(M - p0, width, wg, rpt)
+        nb = min(cols, N - p0)
         panels.append(_Panel(p0, nb, min(nb, K - p0), width, wg, rpt, t_off))
         t_off += width * width
         p0 += nb
     return panels, t_off
+
+
+# -- the loop budget (lavapipe: 65535 counted loop iterations per invocation) -------------------
+# Per-invocation costs of the kernels (a loop of n iterations costs n + 1, nested loops multiply,
+# [[unroll]] loops cost nothing; see launch.loop_budget). Where a budget is set, _kernel compiles
+# qr_update and qr_buildt with FIXED_TRIPS and never with QR_NO_UNROLL, which these assume.
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _panel_cost(m: int, nb: int, wg: int, rpt: int, kk: int) -> int:
+    """qr_panel.comp: the two loops over T's NB*NB entries, and kk column steps, each with (STREAM)
+    two passes over the rows tid, tid + wg, ... and the reduction's loops over subgroups."""
+    dev = _rt().device
+    if dev.has("shuffle") or dev.has("arithmetic"):
+        subgroups = _cdiv(wg, max(1, dev.min_subgroup_size)) + 1   # sum over gl_NumSubgroups
+        doublings = max(0, (max(1, dev.max_subgroup_size) - 1).bit_length() - (nb - 1).bit_length())
+        reduce = subgroups + (doublings + 1 if dev.has("shuffle") else 0)
+    else:
+        reduce = wg + 1                                           # sum over the workgroup in shared
+    rows = 0 if rpt else 2 * (_cdiv(m, wg) + 1)
+    step = rows + reduce
+    unroll_k = rpt and TUNE["sw_unroll_k" if dev.is_software else "unroll_k"]
+    columns = kk * step if unroll_k else kk * (step + 1) + 1
+    return 2 * (_cdiv(nb * nb, wg) + 1) + columns
+
+
+def _update_cost(m: int, nb: int, cw: int) -> int:
+    """qr_update.comp with FIXED_TRIPS: the row tiles of phases 1 (RT = 64) and 3 (RT3 = 128), the
+    load of T, the reduction of W over KSPLIT groups and the product with T."""
+    ksplit = _UPDATE_WG // ((nb // min(nb, 4)) * (cw // 4))
+    w_loop = _cdiv(nb * cw, _UPDATE_WG)
+    return ((_cdiv(m, 64) + 1) + (_cdiv(nb * nb, _UPDATE_WG) + 1) + (w_loop * (ksplit + 2) + 1)
+            + (w_loop * (nb + 2) + 1) + (_cdiv(m, 128) + 1))
+
+
+def _buildt_cost(m: int, nb: int) -> int:
+    """qr_buildt.comp with FIXED_TRIPS: the row tiles (RT = 64), T's recurrence by thread 0
+    (k = 1 .. nb - 1, each summing k terms), the store of T."""
+    return (_cdiv(m, 64) + 1) + ((nb - 1) * nb // 2 + 2 * (nb - 1) + 1) + (_cdiv(nb * nb, 256) + 1)
+
+
+def _util_cost(items: int) -> int:
+    """qr_util.comp: one grid-stride loop."""
+    return _cdiv(items, groups_for(items, _UTIL_WG) * _UTIL_WG) + 1
+
+
+def _panel_budget(m: int, width: int, wg: int, rpt: int) -> tuple[int, int]:
+    """(workgroup size, columns per panel <= width) keeping the panel kernel inside the loop budget:
+    the planned ones where they fit (always without a budget); else, streaming, the smallest larger
+    workgroup that fits all width columns (fewer row trips), or the one fitting the most."""
+    budget = launch.loop_budget()
+    if budget is None:
+        return wg, width
+
+    def cols(w):
+        base = _panel_cost(m, width, w, rpt, 0)
+        return min(width, max(0, (budget - base) // (_panel_cost(m, width, w, rpt, 1) - base)))
+    best = (cols(wg), -wg)
+    if best[0] < width and not rpt:
+        dev = _rt().device
+        w = wg * 2
+        while w <= dev.max_workgroup_invocations:
+            if w % max(1, dev.max_subgroup_size) == 0 and _panel_fits_shared(dev, width, w):
+                best = max(best, (cols(w), -w))
+            w *= 2
+    if best[0] < 1:
+        raise LoopBudgetError(f"qr: a panel of {m} rows does not fit the device's loop budget of {budget} "
+                              f"iterations per invocation even one column at a time "
+                              f"({_panel_cost(m, width, -best[1], rpt, 1)} counted)")
+    return -best[1], best[0]
+
+
+def _check_budget(name: str, M: int, widths, util_items: int, buildt: bool = False) -> None:
+    """LoopBudgetError before any GPU work if the row passes of qr_update (and qr_buildt) over M
+    rows, or a qr_util pass over util_items, exceed the loop budget."""
+    budget = launch.loop_budget()
+    if budget is None or M == 0:
+        return
+    for nb in set(widths):
+        cost = max(_update_cost(M, nb, cw) for cw in (8, 16, 32))
+        if buildt:
+            cost = max(cost, _buildt_cost(M, nb))
+        if cost > budget:
+            fixed = max(_update_cost(0, nb, cw) for cw in (8, 16, 32))
+            raise LoopBudgetError(f"{name}: {M} rows: one pass of a {nb}-column block reflector over them "
+                                  f"counts {cost} loop iterations per invocation, more than the device's "
+                                  f"loop budget of {budget} (about {max(0, budget - fixed) * 128 // 3} rows "
+                                  "fit)")
+    if _util_cost(util_items) > budget:
+        raise LoopBudgetError(f"{name}: {util_items} elements need {_util_cost(util_items)} loop iterations "
+                              f"per invocation, more than the device's loop budget of {budget}")
 
 
 def _update_cw(ncols: int, batch: int) -> int:
@@ -264,10 +373,10 @@ def _factor(a: Array):
     remaining columns side by side (no barrier between them)."""
     *batch, M, N = a.shape
     B, K = math.prod(batch), min(M, N)
+    panels, tsize = _plan(M, N)  # LoopBudgetError before any GPU work
     h = Array.empty(a.shape, dtypes.float32)
     _util("COPY", a, a.offset, N, M * N, h, h.offset, N, M * N, M, N, B)
     tau = Array.empty(tuple(batch) + (K,), dtypes.float32)
-    panels, tsize = _plan(M, N)
     T = Array.empty((max(1, B * tsize),), dtypes.float32)
     if B == 0 or not panels:
         return h, tau, T, panels, tsize
@@ -351,10 +460,16 @@ def qr(a, mode: str = "reduced"):
     """
     if not isinstance(mode, str) or mode not in _MODES:
         raise ValueError(f"qr: unrecognized mode {mode!r}: expected one of {', '.join(map(repr, _MODES))}")
-    a = _upload(_check_matrix(a, "qr"))
+    a = _check_matrix(a, "qr")
     *batch, M, N = a.shape
     batch = tuple(batch)
     K = min(M, N)
+    if K:  # the loop budget, before any GPU work
+        panels = _plan(M, N)[0]
+        updates = mode in ("reduced", "complete") or len(panels) > 1  # Q, or trailing columns
+        _check_budget("qr", M, [pl.width for pl in panels] if updates else (),
+                      max(M, N) * max(M, N) if mode == "complete" else M * N)
+    a = _upload(a)
     h, tau, T, panels, tsize = _factor(a)
     if mode == "raw":
         return _transpose(h), tau
@@ -383,8 +498,14 @@ def _check_reflectors(h, tau, name: str):
     return h, tau
 
 
-def _apply_nb() -> int:
-    return min(32, max(4, _pow2ceil(TUNE["apply_nb"])))  # qr_buildt.comp: NB*NB <= 4 * 256
+def _apply_nb(M: int) -> int:
+    """Block width for reflectors over M rows: TUNE's, narrower where T's recurrence in qr_buildt
+    would not fit the loop budget (_check_budget then raises if even 8 does not)."""
+    nb = min(32, max(4, _pow2ceil(TUNE["apply_nb"])))  # qr_buildt.comp: NB*NB <= 4 * 256
+    budget = launch.loop_budget()
+    while budget is not None and nb > 8 and _buildt_cost(M, nb) > budget:
+        nb //= 2
+    return nb
 
 
 def _build_t(h: Array, tau: Array, width: int):
@@ -411,8 +532,10 @@ def householder_product(h, tau) -> Array:
     *batch, M, N = h.shape
     if M < N:
         raise ValueError(f"householder_product: h of shape {(M, N)} needs M >= N")
+    nb = _apply_nb(M)
+    _check_budget("householder_product", M, [nb], M * N, buildt=True)
     h, tau = _upload(h), _upload(tau)
-    T, tsize, blocks = _build_t(h, tau, _apply_nb())
+    T, tsize, blocks = _build_t(h, tau, nb)
     return _form_q(h, M * N, N, blocks, T, tsize, M, N, tuple(batch))
 
 
@@ -430,9 +553,11 @@ def apply_q(h, tau, c, transpose: bool = False, side: str = "left") -> Array:
         raise ValueError(f"apply_q: c of shape {c.shape} does not match Q of order {M} on the {side}")
     if hb and tuple(hb) != tuple(cb):
         raise ValueError(f"apply_q: batch dimensions of h {tuple(hb)} and c {tuple(cb)} differ")
+    nb = _apply_nb(M)
+    _check_budget("apply_q", M, [nb], c0 * c1, buildt=True)
     h, tau, c = _upload(h), _upload(tau), _upload(c)
     B = math.prod(cb)
-    T, tsize, blocks = _build_t(h, tau, _apply_nb())
+    T, tsize, blocks = _build_t(h, tau, nb)
     h_bs, t_bs = (M * N, tsize) if hb else (0, 0)
     # Work on a copy in the "left" orientation: (..., M, P). The right side is the left one transposed:
     # c Q = (Q^T c^T)^T.

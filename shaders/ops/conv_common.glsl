@@ -55,8 +55,8 @@ layout(constant_id = 29) const int FLIP = 0;
 layout(constant_id = 30) const int W_G = 1;   // weight strides: group, output channel, input channel
 layout(constant_id = 31) const int W_J = 1;
 layout(constant_id = 32) const int W_C = 1;
-layout(constant_id = 33) const int SPLIT_STEPS = 1;  // wgrad: reduction steps per split
-layout(constant_id = 34) const int SPLITS = 1;       // wgrad: splits of the reduction
+layout(constant_id = 33) const int SPLIT_STEPS = 1;  // reduction steps per split (split-K)
+layout(constant_id = 34) const int SPLITS = 1;       // splits of the reduction (wgrad; conv_gemm)
 
 const int SI = SI0 * SI1 * SI2;
 const int SO = SO0 * SO1 * SO2;

@@ -46,9 +46,13 @@
 //                chunk (KC channels of one tap) in shared memory. Uniform gather, PHASED or not;
 //                workgroup = any size (the planner's); BM/BN/BK/TM/TN/GATHER unused;
 //                CU channels' loads in flight at once.
+// Split-K (SPLITS > 1; conv_common.glsl): the reduction's steps are cut into SPLITS runs of
+// SPLIT_STEPS (so that no invocation loops past a device's loop budget), workgroup z = (group
+// [* phases + phase]) * SPLITS + split; split s writes its partial sums (the bias in split 0) at
+// y + s * NB * COUT * SO, and conv_reduce.comp adds them.
 // Bindings: 0 x, 1 w, 2 b (a dummy without bias), 3 y.   Push: x, w, b, y element offsets.
 // Grid: x over row tiles (looping when more than dispatched), y over channel tiles, z groups
-// (times phases).
+// (times phases, times splits).
 #ifndef BM
 #define BM 64
 #endif
@@ -142,16 +146,21 @@ shared vec4 Ws[KC * NV];   // weight chunk: (channel c0 + c, output channel j0 +
 
 void main() {
     const int t = int(gl_LocalInvocationIndex);
+    const int zg = int(gl_WorkGroupID.z) / SPLITS;
+    const int split = int(gl_WorkGroupID.z) - zg * SPLITS;
 #if PHASED
-    const int g = int(gl_WorkGroupID.z) / NPHASES;
-    phase_setup(int(gl_WorkGroupID.z) - g * NPHASES);
+    const int g = zg / NPHASES;
+    phase_setup(zg - g * NPHASES);
 #else
-    const int g = int(gl_WorkGroupID.z);
+    const int g = zg;
 #endif
+    const int ybase_split = pc.y_off + split * (NB * COUT * SO);
     const int j0 = int(gl_WorkGroupID.y) * NN;
     const int wbase = pc.w_off + g * W_G;
     const int cch = (CIG + KC - 1) / KC;
     const int nsteps = G_KP * cch;
+    const int s_begin = SPLITS == 1 ? 0 : split * SPLIT_STEPS;
+    const int s_end = SPLITS == 1 ? nsteps : min(nsteps, s_begin + SPLIT_STEPS);
     const int tiles_m = (G_ROWS + RT * NTH - 1) / (RT * NTH);
     for (int tile = int(gl_WorkGroupID.x); tile < tiles_m; tile += int(gl_NumWorkGroups.x)) {
         const int m0 = tile * (RT * NTH) + t;
@@ -165,7 +174,7 @@ void main() {
         }
         vec4 acc[RT * NV];
         UNROLL for (int i = 0; i < RT * NV; ++i) acc[i] = vec4(0.0);
-        LOOP for (int step = 0; step < nsteps; ++step) {
+        LOOP for (int step = s_begin; step < s_end; ++step) {
             const int kpos = step / cch;
             const int c0 = (step - kpos * cch) * KC;
             const int wk = wbase + weight_of(kpos);
@@ -207,13 +216,14 @@ void main() {
             int m = m0 + r * NTH;
             if (m >= G_ROWS) continue;
             int n = m / G_SO;
-            int ybase = pc.y_off + (n * COUT + g * COG) * SO + out_pos(m - n * G_SO);
+            int ybase = ybase_split + (n * COUT + g * COG) * SO + out_pos(m - n * G_SO);
             UNROLL for (int v = 0; v < NV; ++v) {
                 UNROLL for (int e = 0; e < 4; ++e) {
                     int j = j0 + v * 4 + e;
                     if (j < COG) {
 #if HAS_BIAS
-                        y_[ybase + j * SO] = acc[r * NV + v][e] + b_[pc.b_off + g * COG + j];
+                        float bias = split == 0 ? float(b_[pc.b_off + g * COG + j]) : 0.0;
+                        y_[ybase + j * SO] = acc[r * NV + v][e] + bias;
 #else
                         y_[ybase + j * SO] = acc[r * NV + v][e];
 #endif
@@ -249,12 +259,15 @@ void main() {
     const int tn = t / NT_M;
     const int la_m = t % LA_M;
     const int la_k = t / LA_M;
+    const int zg = int(gl_WorkGroupID.z) / SPLITS;
+    const int split = int(gl_WorkGroupID.z) - zg * SPLITS;
 #if PHASED
-    const int g = int(gl_WorkGroupID.z) / NPHASES;
-    phase_setup(int(gl_WorkGroupID.z) - g * NPHASES);
+    const int g = zg / NPHASES;
+    phase_setup(zg - g * NPHASES);
 #else
-    const int g = int(gl_WorkGroupID.z);
+    const int g = zg;
 #endif
+    const int ybase_split = pc.y_off + split * (NB * COUT * SO);
     const int j0 = int(gl_WorkGroupID.y) * BN;
     const int wbase = pc.w_off + g * W_G;
     const int tiles_m = (G_ROWS + BM - 1) / BM;
@@ -263,6 +276,8 @@ void main() {
 #else
     const int nsteps = (G_KTOT + BK - 1) / BK;
 #endif
+    const int s_begin = SPLITS == 1 ? 0 : split * SPLIT_STEPS;
+    const int s_end = SPLITS == 1 ? nsteps : min(nsteps, s_begin + SPLIT_STEPS);
 #if GATHER == 2
     gather_table(t);
     barrier();
@@ -282,15 +297,15 @@ void main() {
         vec4 acc[(TM / 4) * TN];
         UNROLL for (int i = 0; i < (TM / 4) * TN; ++i) acc[i] = vec4(0.0);
 
-        if (nsteps > 0) {
-            load_a(0, la_k);
-            load_b(0, t, wbase, j0);
+        if (s_begin < s_end) {
+            load_a(s_begin, la_k);
+            load_b(s_begin, t, wbase, j0);
             store_tiles(0, t, la_m, la_k);
         }
         barrier();
-        LOOP for (int step = 0; step < nsteps; ++step) {
-            const int buf = step & 1;
-            const bool more = step + 1 < nsteps;
+        LOOP for (int step = s_begin; step < s_end; ++step) {
+            const int buf = (step - s_begin) & 1;
+            const bool more = step + 1 < s_end;
             if (more) {
                 load_a(step + 1, la_k);
                 load_b(step + 1, t, wbase, j0);
@@ -321,7 +336,7 @@ void main() {
                 if (j >= COG) continue;
                 int co = g * COG + j;
 #if HAS_BIAS
-                float bias = b_[pc.b_off + co];
+                float bias = split == 0 ? float(b_[pc.b_off + co]) : 0.0;
 #else
                 float bias = 0.0;
 #endif
@@ -332,7 +347,7 @@ void main() {
                         int m = mb + e;
                         if (m < G_ROWS) {
                             int n = m / G_SO;
-                            y_[pc.y_off + (n * COUT + co) * SO + out_pos(m - n * G_SO)] = v[e];
+                            y_[ybase_split + (n * COUT + co) * SO + out_pos(m - n * G_SO)] = v[e];
                         }
                     }
                 }

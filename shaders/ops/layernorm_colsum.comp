@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : enable
 #include "lib/common.glsl"
 // @variants
 // Column sums of the backward's partials: for each k, out[k * D + c] = sum over g of
@@ -49,7 +50,7 @@ void main() {
         }
         if (ry == 0u && c < p.ncols) {
             const vec4 v = red[lid];
-            for (uint e = 0u; e < 4u; ++e) {
+            [[unroll]] for (uint e = 0u; e < 4u; ++e) {
                 const uint col = c4 * 4u + e;
                 if (col < p.d) out_[p.out_off + k * p.d + col] = v[e];
             }

@@ -2,12 +2,14 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : enable
 #include "lib/common.glsl"
-// @variants NB=8|16|32
-// QR_NO_UNROLL: [[dont_unroll]] (faster compiles on software rasterizers, slower runs).
-#ifdef QR_NO_UNROLL
-#define UNROLL [[dont_unroll]]
+// @variants NB=8|16|32 ?FIXED_TRIPS
+// FIXED_TRIPS: the loops inside a row tile and over the 4 entries of G run fixed trip counts
+// ([[unroll]], guarded), so that a device's loop budget (lavapipe) counts only the row tiles and
+// T's recurrence (ops/qr.py: _buildt_cost).
+#ifdef FIXED_TRIPS
+#define FIXED [[unroll]]
 #else
-#define UNROLL [[unroll]]
+#define FIXED
 #endif
 // The compact-WY factor T of every NB-column block of given reflectors (apply_q and
 // householder_product get only h and tau): workgroup x = block, z = batch.
@@ -36,6 +38,15 @@ shared float vs[RT * NBP];
 shared float g_sh[NB * NB];
 shared float t_sh[NB * NB];
 
+// Element e of the row tile at r0 (RT x NB) of V into shared memory.
+#define V_LOAD(e) {                                                                          \
+            uint rr = (e) / NB, j = (e) % NB;                                               \
+            uint r = r0 + rr;                                                               \
+            float v = 0.0;                                                                  \
+            if (r < m && j < kk) v = r > j ? h[base + r * p.ld + j] : (r == j ? 1.0 : 0.0); \
+            vs[rr * NBP + j] = v;                                                           \
+        }
+
 void main() {
     uint tid = gl_LocalInvocationIndex;
     uint b = gl_WorkGroupID.z;
@@ -46,29 +57,35 @@ void main() {
 
     // Each thread accumulates the entries e = tid + q * WG_SIZE (q < 4: NB*NB <= 4 * WG_SIZE) of G.
     float acc[4];
-    for (uint q = 0u; q < 4u; q++) acc[q] = 0.0;
+    FIXED for (uint q = 0u; q < 4u; q++) acc[q] = 0.0;
     for (uint r0 = 0u; r0 < m; r0 += RT) {
-        for (uint e = tid; e < RT * NB; e += WG_SIZE) {
-            uint rr = e / NB, j = e % NB;
-            uint r = r0 + rr;
-            float v = 0.0;
-            if (r < m && j < kk) v = r > j ? h[base + r * p.ld + j] : (r == j ? 1.0 : 0.0);
-            vs[rr * NBP + j] = v;
+#ifdef FIXED_TRIPS
+        [[unroll]] for (uint q = 0u; q < (RT * NB + WG_SIZE - 1u) / WG_SIZE; q++) {
+            uint e = tid + q * WG_SIZE;
+            if (e < RT * NB) V_LOAD(e)
         }
+#else
+        for (uint e = tid; e < RT * NB; e += WG_SIZE) V_LOAD(e)
+#endif
         barrier();
         uint rows = min(RT, m - r0);
-        for (uint q = 0u; q < 4u; q++) {
+        FIXED for (uint q = 0u; q < 4u; q++) {
             uint e = tid + q * WG_SIZE;
             if (e < NB * NB) {
                 uint i = e / NB, j = e % NB;
                 float s = acc[q];
+#ifdef FIXED_TRIPS
+                [[unroll]] for (uint rr = 0u; rr < RT; rr++)
+                    if (rr < rows) s += vs[rr * NBP + i] * vs[rr * NBP + j];
+#else
                 for (uint rr = 0u; rr < rows; rr++) s += vs[rr * NBP + i] * vs[rr * NBP + j];
+#endif
                 acc[q] = s;
             }
         }
         barrier();
     }
-    for (uint q = 0u; q < 4u; q++) {
+    FIXED for (uint q = 0u; q < 4u; q++) {
         uint e = tid + q * WG_SIZE;
         if (e < NB * NB) { g_sh[e] = acc[q]; t_sh[e] = 0.0; }
     }

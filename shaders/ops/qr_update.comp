@@ -3,7 +3,10 @@
 #extension GL_EXT_control_flow_attributes : enable
 #include "lib/common.glsl"
 // @variants NB=8|16|32 CW=8|16|32 ?TRANS_T
+// @variants NB=8|16|32 CW=8|16|32 FIXED_TRIPS
 // QR_NO_UNROLL: [[dont_unroll]] (faster compiles on software rasterizers, slower runs).
+// FIXED_TRIPS: the loops inside a row tile run fixed trip counts ([[unroll]], guarded), so that a
+// device's loop budget (lavapipe) counts only the row tiles themselves (ops/qr.py: _update_cost).
 #ifdef QR_NO_UNROLL
 #define UNROLL [[dont_unroll]]
 #else
@@ -99,6 +102,23 @@ void load3(uint vbase, uint cbase, uint ncw, uint r0, uint rg, uint cg) {
     }
 }
 
+// Row rr of a phase-1 tile into acc (W = V^T C).
+#define W_ROW(rr) {                                                                          \
+            float vv[TI], cc[TJ];                                                           \
+            UNROLL for (uint i = 0u; i < TI; i++) vv[i] = sm[(rr) * NBP + ti * TI + i];     \
+            UNROLL for (uint j = 0u; j < TJ; j++) cc[j] = sm[RT * NBP + (rr) * CWP + tj * TJ + j]; \
+            UNROLL for (uint i = 0u; i < TI; i++)                                           \
+                UNROLL for (uint j = 0u; j < TJ; j++) acc[i][j] += vv[i] * cc[j];           \
+        }
+// Column l of V times row l of W2, off acc3 (C -= V W2).
+#define C_COL(l) {                                                                           \
+            float vv[TI3], ww[TJ];                                                          \
+            UNROLL for (uint i = 0u; i < TI3; i++) vv[i] = sm[(rg * TI3 + i) * NBP + (l)];  \
+            UNROLL for (uint j = 0u; j < TJ; j++) ww[j] = sm[W2_OFF + (l) * CW + cg * TJ + j]; \
+            UNROLL for (uint i = 0u; i < TI3; i++)                                          \
+                UNROLL for (uint j = 0u; j < TJ; j++) acc3[i][j] -= vv[i] * ww[j];          \
+        }
+
 void main() {
     uint tid = gl_LocalInvocationIndex;
     uint b = gl_WorkGroupID.z;
@@ -128,13 +148,14 @@ void main() {
         barrier();
         if (r0 + RT < m) load1(vbase, cbase, ncw, r0 + RT);
         uint rows = min(RT, m - r0);
-        for (uint rr = ks; rr < rows; rr += KSPLIT) {
-            float vv[TI], cc[TJ];
-            UNROLL for (uint i = 0u; i < TI; i++) vv[i] = sm[rr * NBP + ti * TI + i];
-            UNROLL for (uint j = 0u; j < TJ; j++) cc[j] = sm[RT * NBP + rr * CWP + tj * TJ + j];
-            UNROLL for (uint i = 0u; i < TI; i++)
-                UNROLL for (uint j = 0u; j < TJ; j++) acc[i][j] += vv[i] * cc[j];
+#ifdef FIXED_TRIPS
+        [[unroll]] for (uint q = 0u; q < (RT + KSPLIT - 1u) / KSPLIT; q++) {
+            uint rr = ks + q * KSPLIT;
+            if (rr < rows) W_ROW(rr)
         }
+#else
+        for (uint rr = ks; rr < rows; rr += KSPLIT) W_ROW(rr)
+#endif
         barrier();
     }
     UNROLL for (uint i = 0u; i < TI; i++)
@@ -175,13 +196,13 @@ void main() {
             UNROLL for (uint j = 0u; j < TJ; j++) acc3[i][j] = pc3[i][j];
         barrier();
         if (r0 + RT3 < m) load3(vbase, cbase, ncw, r0 + RT3, rg, cg);
-        for (uint l = 0u; l < kk; l++) {
-            float vv[TI3], ww[TJ];
-            UNROLL for (uint i = 0u; i < TI3; i++) vv[i] = sm[(rg * TI3 + i) * NBP + l];
-            UNROLL for (uint j = 0u; j < TJ; j++) ww[j] = sm[W2_OFF + l * CW + cg * TJ + j];
-            UNROLL for (uint i = 0u; i < TI3; i++)
-                UNROLL for (uint j = 0u; j < TJ; j++) acc3[i][j] -= vv[i] * ww[j];
+#ifdef FIXED_TRIPS
+        [[unroll]] for (uint l = 0u; l < NB; l++) {
+            if (l < kk) C_COL(l)
         }
+#else
+        for (uint l = 0u; l < kk; l++) C_COL(l)
+#endif
         UNROLL for (uint i = 0u; i < TI3; i++) {
             uint r = r0 + rg * TI3 + i;
             UNROLL for (uint j = 0u; j < TJ; j++) {

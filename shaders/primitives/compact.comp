@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : enable
 #include "lib/common.glsl"
 #include "lib/workgroup.glsl"
 // @variants PASS_COUNT|PASS_SCAN ITEMS=8 ?MASK_FLOAT
@@ -8,7 +9,8 @@
 // Stream compaction: the elements whose mask word is nonzero, in order, in three passes over tiles
 // of TILE = WG_SIZE * ITEMS elements (element base + k * WG_SIZE + rank in pass k of a tile):
 //   PASS_COUNT    counts[t] = selected elements in tile t
-//   PASS_SCAN     one workgroup: counts[t] = exclusive prefix of the counts, counts[tiles] = total
+//   PASS_SCAN     one workgroup: counts[t] = exclusive prefix of the counts, counts[tiles] = total;
+//                 tiles [w[3], w[4]) per dispatch, carrying on from counts[tiles] when w[3] > 0
 //   PASS_SCATTER  a selected element goes to slot counts[t] + its rank among the tile's selected.
 // The scatter ranks with one ballot per subgroup and pass, then a single workgroup scan of the
 // ITEMS x subgroups counts per tile; without ballot, one workgroup scan per pass.
@@ -17,7 +19,8 @@
 //   OUT_INDEX    out[slot] = e
 //   OUT_COORDS   out[d * total + slot] = coordinate d of e in a shape of RANK dims (np.nonzero)
 // Bindings: 0 mask, 1 counts (tiles + 1 words), 2 values (a dummy unless OUT_VALUES), 3 out.
-// Push: n, tiles, mask offset, values offset, out offset, total (OUT_COORDS), shape[RANK].
+// Push: n, tiles, mask offset, values offset (PASS_SCAN: first tile), out offset (PASS_SCAN: end
+//   tile), total (OUT_COORDS), shape[RANK].
 #ifndef RANK
 #define RANK 0
 #endif
@@ -49,7 +52,7 @@ bool selected(uint e) {
 #if defined(PASS_COUNT)
 void run_tile(uint tile) {
     uint c = 0u;
-    for (uint k = 0u; k < ITEMS; ++k)
+    [[unroll]] for (uint k = 0u; k < ITEMS; ++k)
         c += uint(selected(tile * TILE + k * WG_SIZE + gl_LocalInvocationIndex));
     c = wg_reduce_add(c);
     if (gl_LocalInvocationIndex == 0u) counts_[tile] = c;
@@ -62,7 +65,7 @@ void emit(uint slot, uint e) {
 #elif defined(OUT_INDEX)
     out_[p.w[4] + slot] = e;
 #elif defined(OUT_COORDS)
-    for (int d = RANK - 1; d >= 0; --d) {
+    [[unroll]] for (int d = RANK - 1; d >= 0; --d) {
         uint extent = p.w[6 + d];
         out_[p.w[4] + uint(d) * p.w[5] + slot] = e % extent;
         e /= extent;
@@ -81,7 +84,7 @@ void run_tile(uint tile) {
     uint ns = gl_NumSubgroups;
     bool sel[ITEMS];
     uint slot[ITEMS];
-    for (uint k = 0u; k < ITEMS; ++k) {
+    [[unroll]] for (uint k = 0u; k < ITEMS; ++k) {
         sel[k] = selected(tile * TILE + k * WG_SIZE + lane_rank());
         uint count;
         slot[k] = sg_compact_slot(sel[k], count);
@@ -105,14 +108,14 @@ void run_tile(uint tile) {
     }
     barrier();
     uint start = counts_[tile];
-    for (uint k = 0u; k < ITEMS; ++k)
+    [[unroll]] for (uint k = 0u; k < ITEMS; ++k)
         if (sel[k]) emit(start + sg_offsets[k * ns + gl_SubgroupID] + slot[k], tile * TILE + k * WG_SIZE + lane_rank());
     barrier();  // sg_offsets is rewritten by the next tile
 }
 #else
 void run_tile(uint tile) {
     uint start = counts_[tile];
-    for (uint k = 0u; k < ITEMS; ++k) {
+    [[unroll]] for (uint k = 0u; k < ITEMS; ++k) {
         uint e = tile * TILE + k * WG_SIZE + wg_rank();
         bool sel = selected(e);
         uint total;
@@ -127,14 +130,18 @@ void run_tile(uint tile) {
 void main() {
     uint tiles = p.w[1];
 #if defined(PASS_SCAN)
-    uint carry = 0u;
-    for (uint base = 0u; base < tiles; base += WG_SIZE) {
+    // Tiles [first, last), continuing from the total an earlier dispatch left in counts[tiles]:
+    // several dispatches keep each invocation's loop inside the loop budget.
+    uint first = p.w[3], last = p.w[4];
+    uint carry = first > 0u ? counts_[tiles] : 0u;
+    for (uint base = first; base < last; base += WG_SIZE) {
         uint t = base + wg_rank();
         uint total;
-        uint prefix = wg_exclusive_scan_add(t < tiles ? counts_[t] : 0u, total);
-        if (t < tiles) counts_[t] = carry + prefix;
+        uint prefix = wg_exclusive_scan_add(t < last ? counts_[t] : 0u, total);
+        if (t < last) counts_[t] = carry + prefix;
         carry += total;
     }
+    barrier();  // every invocation has read counts[tiles] before it is rewritten
     if (gl_LocalInvocationIndex == 0u) counts_[tiles] = carry;
 #else
     for (uint tile = gl_WorkGroupID.x; tile < tiles; tile += gl_NumWorkGroups.x) run_tile(tile);

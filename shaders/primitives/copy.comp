@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : enable
 #include "lib/common.glsl"
 // @variants T_DST=uint T_SRC=uint RANK=0|1|3
 // @variants T_DST=uint T_SRC=uint VEC4
@@ -35,7 +36,7 @@ layout(std430, binding = 3) readonly buffer Src4 { uvec4 src4_[]; };
 void positions(uint i, out int d, out int s) {
     d = int(p.w[1]);
     s = int(p.w[2]);
-    for (int k = RANK - 1; k >= 0; --k) {
+    [[unroll]] for (int k = RANK - 1; k >= 0; --k) {
         uint extent = p.w[3 + k];
         int c = int(i % extent);
         i /= extent;

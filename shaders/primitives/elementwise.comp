@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : enable
 #include "lib/common.glsl"
 #include "lib/math.glsl"
 // @variants OP_add|OP_subtract|OP_multiply|OP_divide|OP_maximum|OP_minimum|OP_equal|OP_not_equal|OP_less|OP_less_equal|OP_greater|OP_greater_equal NARGS=2 T=float|int|uint T_OUT=uint T_A=float T_B=int ?B_SCALAR RANK=0|4
@@ -51,7 +52,7 @@ layout(std430, binding = 3) readonly buffer C4 { VEC(T_C) c4_[]; };
 uint operand_index(uint i, uint k) {
     uint idx = p.w[2 + k];
 #if RANK > 0
-    for (int d = RANK - 1; d >= 0; --d) {
+    [[unroll]] for (int d = RANK - 1; d >= 0; --d) {
         uint extent = p.w[5 + d];
         idx += (i % extent) * p.w[5 + RANK * (1 + k) + d];
         i /= extent;
@@ -147,7 +148,7 @@ void main() {
 #endif
 #endif
         VEC(T_OUT) r;
-        for (int c = 0; c < 4; ++c) {
+        [[unroll]] for (int c = 0; c < 4; ++c) {
 #if NARGS >= 2
             y = ys[c];
 #endif

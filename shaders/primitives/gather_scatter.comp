@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : enable
 #include "lib/common.glsl"
 #include "lib/ops.glsl"
 // @variants OP_GATHER|OP_CLAIM|OP_SCATTER RANK=1|3 ?IDX_SIGNED
@@ -66,7 +67,7 @@ void positions(uint i, int axis_dim, out int pd, out int pi, out int pb, out uin
     pi = int(p.w[4]);
     pb = int(p.w[5]);
     axis_coord = 0u;
-    for (int k = RANK - 1; k >= 0; --k) {
+    [[unroll]] for (int k = RANK - 1; k >= 0; --k) {
         uint extent = p.w[HEAD + k];
         uint c = i % extent;
         i /= extent;

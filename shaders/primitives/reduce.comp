@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : enable
 #include "lib/common.glsl"
 #include "lib/workgroup.glsl"
 // @variants T_IN=float T=float T_OUT=float IS_FLOAT RED_OP=add|mul ?LAYOUT_ROW UNROLL=4 ?DIVIDE
@@ -162,8 +163,8 @@ S fold(S s, uint base, uint stride, uint lo, uint hi, uint r) {
     uint j = lo + r;
     for (; j + (UNROLL - 1u) * ROWS < hi; j += UNROLL * ROWS) {
         T v[UNROLL];
-        for (uint u = 0u; u < UNROLL; ++u) v[u] = elem(x_[base + (j + u * ROWS) * stride]);
-        for (uint u = 0u; u < UNROLL; ++u) s = s_combine(s, s_single(v[u], j + u * ROWS));
+        [[unroll]] for (uint u = 0u; u < UNROLL; ++u) v[u] = elem(x_[base + (j + u * ROWS) * stride]);
+        [[unroll]] for (uint u = 0u; u < UNROLL; ++u) s = s_combine(s, s_single(v[u], j + u * ROWS));
     }
     for (; j < hi; j += ROWS) s = s_combine(s, s_single(elem(x_[base + j * stride]), j));
     return s;
@@ -172,7 +173,7 @@ S fold(S s, uint base, uint stride, uint lo, uint hi, uint r) {
 #ifdef LAYOUT_ROW
 // One state per vec4 lane: four independent chains.
 void fold_vec(inout S acc[4], VEC_IN v, uint j) {
-    for (uint k = 0u; k < 4u; ++k) acc[k] = s_combine(acc[k], s_single(elem(v[k]), j + k));
+    [[unroll]] for (uint k = 0u; k < 4u; ++k) acc[k] = s_combine(acc[k], s_single(elem(v[k]), j + k));
 }
 
 // Folds x[base + j] for j in [lo, hi): scalar up to a 16-byte boundary, vec4 loads (UNROLL in
@@ -186,8 +187,8 @@ S fold_row(uint base, uint lo, uint hi, uint r) {
     uint j = r;
     for (; j + (UNROLL - 1u) * ROWS < nv; j += UNROLL * ROWS) {
         VEC_IN v[UNROLL];
-        for (uint u = 0u; u < UNROLL; ++u) v[u] = xv_[vbase + j + u * ROWS];
-        for (uint u = 0u; u < UNROLL; ++u) fold_vec(acc, v[u], v_lo + 4u * (j + u * ROWS));
+        [[unroll]] for (uint u = 0u; u < UNROLL; ++u) v[u] = xv_[vbase + j + u * ROWS];
+        [[unroll]] for (uint u = 0u; u < UNROLL; ++u) fold_vec(acc, v[u], v_lo + 4u * (j + u * ROWS));
     }
     for (; j < nv; j += ROWS) fold_vec(acc, xv_[vbase + j], v_lo + 4u * j);
     acc[1] = fold(acc[1], base, 1u, v_lo + 4u * nv, hi, r);

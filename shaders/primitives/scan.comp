@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : enable
 #include "lib/common.glsl"
 #include "lib/workgroup.glsl"
 #include "scan_types.glsl"
@@ -80,7 +81,7 @@ S4 load_quad(uint row, uint q) {
 #endif
     }
     S4 r = S4(IDENTITY);
-    for (uint c = 0u; c < 4u; ++c)
+    [[unroll]] for (uint c = 0u; c < 4u; ++c)
         if (e + c < p.len) r[c] = load_convert(in_s[phys(base, e + c)]);
     return r;
 }
@@ -97,7 +98,7 @@ void store_quad(uint row, uint q, S4 v) {
 #endif
         return;
     }
-    for (uint c = 0u; c < 4u; ++c)
+    [[unroll]] for (uint c = 0u; c < 4u; ++c)
         if (e + c < p.len) out_s[phys(base, e + c)] = t[c];
 }
 
@@ -108,7 +109,7 @@ void store_quad(uint row, uint q, S4 v) {
 // (float sums round differently, within the scan's tolerance).
 S reduce_tile(uint row, uint t) {
     S acc = IDENTITY;
-    for (uint k = 0u; k < QUADS; ++k) {
+    [[unroll]] for (uint k = 0u; k < QUADS; ++k) {
         S4 v = load_quad(row, t * TILE_QUADS + k * WG_SIZE + wg_rank());
         acc = COMBINE(acc, COMBINE(COMBINE(v.x, v.y), COMBINE(v.z, v.w)));
     }
@@ -137,16 +138,16 @@ uint striped_first() { return gl_SubgroupID * gl_SubgroupSize * QUADS + sg_packe
 void load_tile(uint row, uint t, out S x[ITEMS]) {
     uint first = t * TILE_QUADS + striped_first();
     uint lanes = sg_active_lanes();
-    for (uint k = 0u; k < QUADS; ++k) {
+    [[unroll]] for (uint k = 0u; k < QUADS; ++k) {
         S4 v = load_quad(row, first + k * lanes);
-        for (uint c = 0u; c < 4u; ++c) x[4u * k + c] = v[c];
+        [[unroll]] for (uint c = 0u; c < 4u; ++c) x[4u * k + c] = v[c];
     }
 }
 
 void store_tile(uint row, uint t, S x[ITEMS]) {
     uint first = t * TILE_QUADS + striped_first();
     uint lanes = sg_active_lanes();
-    for (uint k = 0u; k < QUADS; ++k)
+    [[unroll]] for (uint k = 0u; k < QUADS; ++k)
         store_quad(row, first + k * lanes, S4(x[4u * k], x[4u * k + 1u], x[4u * k + 2u], x[4u * k + 3u]));
 }
 
@@ -154,12 +155,12 @@ void store_tile(uint row, uint t, S x[ITEMS]) {
 // subgroup's prefix in the tile goes to run_prefix. Returns the tile's aggregate.
 S scan_tile(inout S x[ITEMS], out S run_prefix) {
     S carry = IDENTITY;  // the run so far, before quad k of every lane
-    for (uint k = 0u; k < QUADS; ++k) {
+    [[unroll]] for (uint k = 0u; k < QUADS; ++k) {
         S within[4];  // inclusive prefixes inside the quad
         within[0] = x[4u * k];
-        for (uint c = 1u; c < 4u; ++c) within[c] = COMBINE(within[c - 1u], x[4u * k + c]);
+        [[unroll]] for (uint c = 1u; c < 4u; ++c) within[c] = COMBINE(within[c - 1u], x[4u * k + c]);
         S before = COMBINE(carry, PASTE(sg_exclusive_, OP)(within[3]));
-        for (uint c = 0u; c < 4u; ++c) {
+        [[unroll]] for (uint c = 0u; c < 4u; ++c) {
 #ifdef EXCLUSIVE
             x[4u * k + c] = c == 0u ? before : COMBINE(before, within[c - 1u]);
 #else
@@ -180,21 +181,21 @@ uint padded(uint i) { return i + (i >> 5); }
 
 void load_tile(uint row, uint t, out S x[ITEMS]) {
     uint r = wg_rank();
-    for (uint k = 0u; k < QUADS; ++k) {
+    [[unroll]] for (uint k = 0u; k < QUADS; ++k) {
         uint q = k * WG_SIZE + r;
         S4 v = load_quad(row, t * TILE_QUADS + q);
-        for (uint c = 0u; c < 4u; ++c) stage[padded(4u * q + c)] = v[c];
+        [[unroll]] for (uint c = 0u; c < 4u; ++c) stage[padded(4u * q + c)] = v[c];
     }
     barrier();
-    for (uint j = 0u; j < ITEMS; ++j) x[j] = stage[padded(r * ITEMS + j)];
+    [[unroll]] for (uint j = 0u; j < ITEMS; ++j) x[j] = stage[padded(r * ITEMS + j)];
     barrier();  // stage is written again by store_tile
 }
 
 void store_tile(uint row, uint t, S x[ITEMS]) {
     uint r = wg_rank();
-    for (uint j = 0u; j < ITEMS; ++j) stage[padded(r * ITEMS + j)] = x[j];
+    [[unroll]] for (uint j = 0u; j < ITEMS; ++j) stage[padded(r * ITEMS + j)] = x[j];
     barrier();
-    for (uint k = 0u; k < QUADS; ++k) {
+    [[unroll]] for (uint k = 0u; k < QUADS; ++k) {
         uint q = k * WG_SIZE + r;
         uint i = 4u * q;
         store_quad(row, t * TILE_QUADS + q,
@@ -204,15 +205,15 @@ void store_tile(uint row, uint t, S x[ITEMS]) {
 #elif MODE != 1
 void load_tile(uint row, uint t, out S x[ITEMS]) {
     uint first = t * TILE_QUADS + wg_rank() * QUADS;
-    for (uint k = 0u; k < QUADS; ++k) {
+    [[unroll]] for (uint k = 0u; k < QUADS; ++k) {
         S4 v = load_quad(row, first + k);
-        for (uint c = 0u; c < 4u; ++c) x[4u * k + c] = v[c];
+        [[unroll]] for (uint c = 0u; c < 4u; ++c) x[4u * k + c] = v[c];
     }
 }
 
 void store_tile(uint row, uint t, S x[ITEMS]) {
     uint first = t * TILE_QUADS + wg_rank() * QUADS;
-    for (uint k = 0u; k < QUADS; ++k)
+    [[unroll]] for (uint k = 0u; k < QUADS; ++k)
         store_quad(row, first + k, S4(x[4u * k], x[4u * k + 1u], x[4u * k + 2u], x[4u * k + 3u]));
 }
 #endif
@@ -222,7 +223,7 @@ void store_tile(uint row, uint t, S x[ITEMS]) {
 // combined with this thread's predecessors in the tile. Returns the tile's aggregate.
 S scan_tile(inout S x[ITEMS], out S thread_prefix) {
     S run = IDENTITY;
-    for (uint j = 0u; j < ITEMS; ++j) {
+    [[unroll]] for (uint j = 0u; j < ITEMS; ++j) {
         S before = run;
         run = COMBINE(run, x[j]);
 #ifdef EXCLUSIVE
@@ -346,7 +347,7 @@ bool walk_back(uint first, inout uint j, inout S prefix) {
         S values[LOOKBACK];
         uint stop = window;   // this walker's nearest state that ends the window (any flag but AGGREGATE)
         uint empty = window;  // ... and its nearest empty one
-        for (uint k = 0u; k < LOOKBACK; ++k) {
+        [[unroll]] for (uint k = 0u; k < LOOKBACK; ++k) {
             uint i = k * lanes + lane;
             values[k] = IDENTITY;
             if (i < n) {
@@ -360,7 +361,7 @@ bool walk_back(uint first, inout uint j, inout S prefix) {
         bool inclusive = stop < n && stop != lb_min(empty);
         uint take = stop >= n ? n : (inclusive ? stop + 1u : stop);  // states combined this round
         S part = IDENTITY;
-        for (uint k = 0u; k < LOOKBACK; ++k)
+        [[unroll]] for (uint k = 0u; k < LOOKBACK; ++k)
             if (k * lanes + lane < take) part = COMBINE(part, values[k]);
         if (take > 0u) {
             prefix = COMBINE(lb_combine_all(part), prefix);
@@ -459,7 +460,7 @@ void main() {
     tile_prefix = FROM_BITS(S, aux[p.aux_off + tile]);
 #endif
     S before = COMBINE(tile_prefix, thread_prefix);
-    for (uint j = 0u; j < ITEMS; ++j) x[j] = COMBINE(before, x[j]);
+    [[unroll]] for (uint j = 0u; j < ITEMS; ++j) x[j] = COMBINE(before, x[j]);
     store_tile(row, t, x);
 #endif
 }

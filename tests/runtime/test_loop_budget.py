@@ -15,20 +15,21 @@ from vkbackend.primitives import launch
 from vkbackend.primitives.creation import poison
 
 SHADER = str(Path(__file__).parent.parent / "shaders" / "loop_budget.comp")
+NEST = str(Path(__file__).parent.parent / "shaders" / "loop_nest.comp")
 # (outer, inner, tail) -> what a device without a limit counts: outer, outer*inner, tail, 8.
 CASES = [(10, 100, 50), (1, 70000, 0), (70000, 0, 0), (3, 30000, 20000), (2, 40, 0)]
 
 
-def _run(spirv, push):
-    """Run loop_budget.comp as the module `spirv` (the plain or a guarded build) on 2 invocations."""
-    k = copy.copy(runtime.get().kernel(SHADER, {}, 1))
+def _run(spirv, push, shader=SHADER, words=8):
+    """Run `shader` as the module `spirv` (the plain or a guarded build) on 2 invocations."""
+    k = copy.copy(runtime.get().kernel(shader, {}, 1))
     k.spirv, k.spirv_hash = spirv, hashlib.sha256(spirv).hexdigest()[:24]
-    out = Array.empty((8,), vk.uint32)
+    out = Array.empty((words,), vk.uint32)
     poison(out.buffer)
     k([out.buffer], push, (2,))
     got = out.numpy()
-    assert (got[:4] == got[4:]).all()  # both invocations alike
-    return tuple(int(v) for v in got[:4])
+    assert (got[:words // 2] == got[words // 2:]).all()  # both invocations alike
+    return tuple(int(v) for v in got[:words // 2])
 
 
 def _limited(budget, outer, inner, tail):
@@ -90,6 +91,44 @@ def test_guard_handles_every_shader(path, tmp_path):
     out.write_bytes(guarded)
     res = subprocess.run([val, "--target-env", "vulkan1.1", str(out)], capture_output=True, text=True)
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+def _nest_limited(budget, n1, n2, n3, n4):
+    """lavapipe's limiter on loop_nest.comp, simulated: each iteration's end counts 1 and stops the
+    loop once the count reaches the budget; a loop that ends by itself counts 1 more for its own
+    exit and 1 for each loop nested in it (they pass their ends once in the dead pass)."""
+    left, counts = [budget], [0, 0]
+
+    def loop(n, body, nested):
+        for _ in range(n):
+            body()
+            left[0] -= 1
+            if left[0] <= 0:
+                return
+        left[0] -= 1 + nested
+
+    def inc(i):
+        counts[i] += 1
+    loop(n1, lambda: loop(n2, lambda: loop(n3, lambda: inc(0), 0), 1), 2)
+    loop(n4, lambda: inc(1), 0)
+    return tuple(counts)
+
+
+NEST_CASES = [(1000, 20, 2, 100), (3000, 2, 1, 100), (100, 100, 5, 100), (7, 7, 1300, 5), (10, 1, 6000, 10),
+              (20, 30, 40, 1000), (1, 1, 65530, 3)]
+
+
+@pytest.mark.parametrize("n", NEST_CASES)
+def test_nested_loops_count_their_dead_pass(dev, n):
+    """Natively (lavapipe) and under the guard, each loop's exit costs 1 + the loops nested in it."""
+    got = _run(compiler.compile_shader(NEST), list(n), NEST, 4)  # the driver's own limit only
+    if dev.is_software:
+        assert got == _nest_limited(devices.LAVAPIPE_LOOP_BUDGET, *n)
+    else:
+        assert got == (n[0] * n[1] * n[2], n[3])
+    for budget in (65535, 5000, 777):
+        assert _run(loop_guard.instrument(compiler.compile_shader(NEST), budget), list(n), NEST, 4) == \
+            _nest_limited(budget, *n), budget
 
 
 def test_budget_setting(monkeypatch):

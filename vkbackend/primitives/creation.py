@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import dtypes, runtime
 from ..array import Array, _normalize_shape
-from .launch import groups_for
+from .launch import grid_groups
 
 _WG = 256
 _POISON = 0xFFFFFFFF  # NaN as float32, -1 as int32
@@ -19,7 +19,7 @@ def _fill(buffer, offset: int, n: int, glsl_type: str, a_bits: int, b_bits: int 
     if arange:
         defines["ARANGE"] = 1
     k = rt.kernel("primitives/fill.comp", defines, _WG)
-    k([buffer], (n, offset, a_bits, b_bits), (groups_for(n, _WG),))
+    k([buffer], (n, offset, a_bits, b_bits), (grid_groups(n, _WG),))
 
 
 def poison(buffer) -> None:

@@ -10,7 +10,7 @@ import numpy as np
 from .. import dtypes, runtime
 from ..array import Array
 from .creation import asarray
-from .launch import groups_for
+from .launch import grid_groups
 
 _WG = 256
 _MAX_PUSH_WORDS = 32  # 128 bytes: the push-constant size every Vulkan device guarantees
@@ -141,7 +141,7 @@ def _plan(op: str, out_dtype, compute_dtype, operands: tuple, aligned: bool, nam
         for s in per_operand:
             tail += s
     kernel = runtime.get().kernel("primitives/elementwise.comp", defines, _WG) if n else None
-    return kernel, out_shape, tail, (groups_for(n // 4 if vec4 else n, _WG),)
+    return kernel, out_shape, tail, (grid_groups(n // 4 if vec4 else n, _WG),)
 
 
 def apply(op: str, operands: list, out_dtype, compute_dtype, name: str | None = None) -> Array:
@@ -236,7 +236,7 @@ def _cast_half(a: Array, dtype: np.dtype) -> Array:
     if a.size:
         to_half = dtype == dtypes.float16
         k = runtime.get().kernel("primitives/cast_half.comp", {"TO_HALF" if to_half else "FROM_HALF": 1}, _WG)
-        k([a.buffer, out.buffer], [a.size, a.offset, out.offset], (groups_for(a.size, _WG),))
+        k([a.buffer, out.buffer], [a.size, a.offset, out.offset], (grid_groups(a.size, _WG),))
     return out
 
 

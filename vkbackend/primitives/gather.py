@@ -16,6 +16,7 @@ scatters. No index ever makes a kernel access memory outside its buffers.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 import operator
@@ -26,8 +27,9 @@ import numpy as np
 from .. import dtypes, runtime
 from ..array import Array
 from .creation import asarray, zeros
+from .launch import collective_cost, grid_groups
 from .elementwise import broadcast_strides as _broadcast_strides, collapse_dims as _collapse
-from .launch import groups_for
+from .launch import budget_chunks
 
 __all__ = ["transpose", "moveaxis", "swapaxes", "strided_copy", "concatenate", "stack", "take",
            "take_along_axis", "put_along_axis", "scatter_add", "compress_mask", "nonzero",
@@ -149,7 +151,7 @@ def _plan_copy(shape, dst_off: int, dst_strides, src_off: int, src_strides, dst_
         words += cshape + sd + ss
         items = n
     plan = _Plan("primitives/copy.comp", defines, _checked_words(words, name, len(cshape)),
-                 groups_for(items, _WG))
+                 grid_groups(items, _WG))
     return plan, vec4
 
 
@@ -225,8 +227,10 @@ def _merge_permutation(shape, perm) -> tuple:
 
 def _plan_tiled_transpose(batch: int, rows: int, cols: int, in_off: int) -> _Plan:
     tiles_r, tiles_c = -(-rows // _TILE), -(-cols // _TILE)
-    # One workgroup per tile up to the grid cap; the kernel loops over the rest.
-    groups = groups_for(batch * tiles_r * tiles_c, 1)
+    # One workgroup per tile up to the grid cap; the kernel loops over the rest. A tile costs its
+    # trip and two loops of _TILE / (_WG / _TILE) rows (each 1 more on its way out).
+    per_tile = 1 + 2 * (_TILE * _TILE // _WG + 1)
+    groups = grid_groups(batch * tiles_r * tiles_c, 1, per_trip=per_tile)
     return _Plan("primitives/transpose.comp", {}, [batch, rows, cols, in_off, 0, tiles_r, tiles_c], groups)
 
 
@@ -457,10 +461,12 @@ class _Walk:
 
 
 def _plan_indexed(op: str, shape, direct: _Walk, index: _Walk, base: _Walk, axis_len: int,
-                  word2: int, idx: _Index, name: str, defines=None, ordered=None) -> _Plan:
+                  word2: int, idx: _Index, name: str, defines=None, ordered=None,
+                  per_trip: int = 1) -> _Plan:
     """Plan a gather_scatter.comp dispatch over `shape` (see the shader for the operands).
     ordered: (axis dim in shape, off_W, I axis stride, D axis stride) for OP_SCATTER_ADD_ORDERED;
-    a marker operand keeps that dim from merging so the kernel can read its coordinate."""
+    a marker operand keeps that dim from merging so the kernel can read its coordinate.
+    per_trip: counted loop iterations of one element, its grid-stride trip included."""
     lists = [direct.strides, index.strides, base.strides]
     if ordered is not None:
         lists.append([int(d == ordered[0]) for d in range(len(shape))])
@@ -476,7 +482,7 @@ def _plan_indexed(op: str, shape, direct: _Walk, index: _Walk, base: _Walk, axis
     if idx.signed:
         defs["IDX_SIGNED"] = 1
     return _Plan("primitives/gather_scatter.comp", defs, _checked_words(words, name, rank),
-                 groups_for(math.prod(shape), _WG))
+                 grid_groups(math.prod(shape), _WG, per_trip=per_trip))
 
 
 def _mode_define(mode: str, idx: _Index) -> dict:
@@ -728,7 +734,8 @@ def _scatter_add_atomic(a: Array, idx: _Index, vals: _Values, direct: _Walk, axi
     add = None
     if math.prod(shape):
         add = _plan_indexed("SCATTER_ADD", shape, direct, _Walk(idx.offset, _contiguous_strides(shape)),
-                            base, a.shape[axis], strides[axis], idx, name, defines)
+                            base, a.shape[axis], strides[axis], idx, name, defines,
+                            per_trip=_cas_trip() if t == "float" else 1)
     copy = _plan_full_copy(a, name) if a.size else None
     out = Array.empty(a.shape, a.dtype)
     if copy is not None:
@@ -738,28 +745,60 @@ def _scatter_add_atomic(a: Array, idx: _Index, vals: _Values, direct: _Walk, axi
     return out
 
 
+def _cas_trip() -> int:
+    """Counted iterations of one float scatter-add, an estimate: its grid-stride trip and the
+    compare-and-swap loop, which retries while other lanes of its subgroup (run one after another
+    on lavapipe) win the same word, and once more on its way out. Contention from other
+    workgroups adds retries no plan can bound."""
+    return 2 + max(1, runtime.get().device.max_subgroup_size)
+
+
+def _ordered_pieces(plan: _Plan, m: int, i_stride: int, d_stride: int) -> list:
+    """The ordered scatter-add's plan cut along the contributions (word 2, m of them): each piece
+    takes the next run of them, from the offsets of D and I moved on, so that one destination's
+    loop over them fits the loop budget (each contribution counts once per grid-stride trip, each
+    trip 2 more: itself and the loop's exit). Pieces after the first add onto the output."""
+    items = plan.words[0]
+    trips = -(-items // (plan.groups * _WG))
+    pieces = budget_chunks(m, per_trip=trips, reserve=2 * trips)
+    step = -(-m // pieces)
+    out = []
+    for j0 in range(0, m, step):
+        words = list(plan.words)
+        words[2] = min(step, m - j0)
+        words[3] += j0 * d_stride
+        words[4] += j0 * i_stride
+        if j0:
+            words[5] = 0  # the base is the output (offset 0) from the second piece on
+        out.append(dataclasses.replace(plan, words=words))
+    return out
+
+
 def _scatter_add_ordered(a: Array, idx: _Index, vals: _Values, direct: _Walk, axis: int, name: str) -> Array:
     """Each destination element gathers its contributions in index order (no atomics, no sort).
     Where the indices cover all of a off the axis, one pass reads a and writes the output;
-    otherwise the output starts as a copy of a and the covered block is updated in place."""
+    otherwise the output starts as a copy of a and the covered block is updated in place. Where
+    the loop budget cannot hold all the contributions of an element, several passes take them
+    in turn, each adding onto the output: the same sums in the same order."""
     shape = list(idx.shape)
     shape[axis] = a.shape[axis]
     covers = tuple(shape) == a.shape
     idx_strides = _contiguous_strides(idx.shape)
-    plan = None
+    pieces = []
     if math.prod(shape) and idx.shape[axis]:
         plan = _plan_indexed(
             "SCATTER_ADD_ORDERED", shape, _Walk(direct.offset, _zero_at(direct.strides, axis)),
             _Walk(idx.offset, _zero_at(idx_strides, axis)),
             _Walk(a.offset if covers else 0, _contiguous_strides(a.shape)), a.shape[axis],
             idx.shape[axis], idx, name, {"T": "float"},
-            ordered=(axis, 0, idx_strides[axis], direct.strides[axis]))
-    copy = None if (covers and plan is not None) or not a.size else _plan_full_copy(a, name)
+            ordered=(axis, 0, idx_strides[axis], direct.strides[axis]), per_trip=3)
+        pieces = _ordered_pieces(plan, idx.shape[axis], idx_strides[axis], direct.strides[axis])
+    copy = None if (covers and pieces) or not a.size else _plan_full_copy(a, name)
     out = Array.empty(a.shape, a.dtype)
     if copy is not None:
         _launch_copy(copy, out.buffer, a.buffer)
-    if plan is not None:
-        src = a if covers else out
+    for k, plan in enumerate(pieces):
+        src = a if covers and k == 0 else out
         plan.launch([vals.device().buffer, idx.device().buffer, src.buffer, out.buffer])
     return out
 
@@ -776,18 +815,40 @@ def _compact_defines(mask: Array, pass_: str) -> dict:
     return defines
 
 
+def _scan_ranges(tiles: int) -> list:
+    """[first, last) tiles of each PASS_SCAN dispatch: one workgroup walks WG_SIZE tiles a trip, a
+    workgroup scan each, so the loop budget may take several dispatches."""
+    trips = -(-tiles // _WG)
+    step = -(-trips // budget_chunks(trips, per_trip=1 + collective_cost(_WG))) * _WG
+    return [(first, min(first + step, tiles)) for first in range(0, tiles, step)]
+
+
 def _count_selected(mask: Array) -> tuple:
     """Record the count and scan passes over a non-empty mask: (counts, tiles), where counts
     holds each tile's first output slot and, last, the total."""
     n = mask.size
     tiles = -(-n // (_WG * _COMPACT_ITEMS))
     words = [n, tiles, mask.offset, 0, 0, 0]
-    count = _Plan(_COMPACT, _compact_defines(mask, "COUNT"), words, groups_for(tiles, 1))
-    scan = _Plan(_COMPACT, _compact_defines(mask, "SCAN"), words, 1)
+    count = _Plan(_COMPACT, _compact_defines(mask, "COUNT"), words,
+                  grid_groups(tiles, 1, per_trip=1 + collective_cost(_WG)))
+    scans = [_Plan(_COMPACT, _compact_defines(mask, "SCAN"), [n, tiles, mask.offset, first, last, 0], 1)
+             for first, last in _scan_ranges(tiles)]
     counts = Array.empty((tiles + 1,), dtypes.uint32)
-    for plan in (count, scan):
+    for plan in [count] + scans:
         plan.launch([mask.buffer, counts.buffer, mask.buffer, counts.buffer])
     return counts, tiles
+
+
+def _scatter_trip() -> int:
+    """Counted iterations of one tile of PASS_SCATTER: its trip, and with ballot the two loops over
+    this invocation's run of the ITEMS x subgroups counts and one workgroup scan; without, a
+    workgroup scan per pass."""
+    dev = runtime.get().device
+    if not dev.has("ballot"):
+        return 1 + _COMPACT_ITEMS * collective_cost(_WG)
+    subgroups = -(-_WG // max(1, dev.min_subgroup_size))
+    per = -(-_COMPACT_ITEMS * subgroups // _WG)
+    return 1 + 2 * (per + 1) + collective_cost(_WG)
 
 
 def _selected_total(counts: Array) -> int:
@@ -805,7 +866,8 @@ def _scatter_selected(mask: Array, counts: Array, tiles: int, total: int, out: A
     if what == "COORDS":
         defines["RANK"] = mask.ndim
         words += list(mask.shape)
-    plan = _Plan(_COMPACT, defines, _checked_words(words, "nonzero", mask.ndim), groups_for(tiles, 1))
+    plan = _Plan(_COMPACT, defines, _checked_words(words, "nonzero", mask.ndim),
+                 grid_groups(tiles, 1, per_trip=_scatter_trip()))
     plan.launch([mask.buffer, counts.buffer, (values if values is not None else mask).buffer, out.buffer])
 
 

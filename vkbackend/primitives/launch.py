@@ -46,3 +46,34 @@ def budget_chunks(trips: int, per_trip: int = 1, reserve: int = 0) -> int:
 class LoopBudgetError(ValueError):
     """Work that cannot be cut to fit the device's loop budget (lavapipe: 65535 iterations per
     invocation), raised before any GPU work instead of letting the driver cut loops short."""
+
+
+def collective_cost(wg: int) -> int:
+    """Counted loop iterations one workgroup reduce or scan of lib/workgroup.glsl costs an
+    invocation of a `wg`-wide workgroup: with subgroup arithmetic, subgroup 0 walks the subgroup
+    totals (for the smallest subgroup size the device may pick); without, the shared-memory tree's
+    log2(wg) levels. Each loop adds 1 on its way out."""
+    dev = runtime.get().device
+    if dev.has("arithmetic"):
+        sg = max(1, dev.min_subgroup_size)
+        subgroups = -(-wg // sg)
+        return -(-subgroups // sg) + 1
+    return (wg - 1).bit_length() + 1
+
+
+def grid_groups(items: int, per_group: int, per_trip: int = 1, reserve: int = 0) -> int:
+    """groups_for(items, per_group), raised where needed so that each invocation's grid-stride
+    loop (per_trip counted iterations a trip, the loop's own included) fits the loop budget beside
+    `reserve`; LoopBudgetError where even the device's largest grid leaves too many trips."""
+    groups = groups_for(items, per_group)
+    trips = -(-items // (groups * per_group))
+    pieces = budget_chunks(trips, per_trip, reserve)
+    if pieces == 1:
+        return groups
+    dev = runtime.get().device
+    need = -(-items // (per_group * (trips // pieces)))
+    if need > dev.max_workgroup_count[0]:
+        raise LoopBudgetError(f"{items} items at {per_group} per workgroup need {need} workgroups to keep "
+                              f"each invocation inside the loop budget of {loop_budget()}; the device "
+                              f"allows {dev.max_workgroup_count[0]}")
+    return need

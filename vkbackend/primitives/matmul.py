@@ -14,6 +14,8 @@ The kernel is a tiled SIMT GEMM (see the shader's header). Tile shapes are TileC
 device's shared memory and the number of tiles, and VKBACKEND_MATMUL_CONFIG overrides it
 (a config string, or a name from CONFIGS). `record_gemm` is the low-level entry (explicit
 leading dimensions and offsets: sub-matrices of a larger array, e.g. QR trailing updates).
+Under a loop budget (lavapipe) a K loop too long for one invocation is cut into several dispatches
+accumulating into C (beta = 1 after the first); see _k_slices.
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ import numpy as np
 
 from .. import dtypes, runtime
 from ..array import Array
+from . import launch
 from .elementwise import collapse_dims
 
 __all__ = ["matmul", "gemm"]
@@ -167,21 +170,21 @@ def record_gemm(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda: in
     a, b, c give the buffers (and, unless offset_* is given, the element offsets); op(A) is m x k,
     stored row-major as m x k (k x m with trans_a) with leading dimension lda; likewise B (k x n,
     or n x k with trans_b) and C (m x n, ldc). batch_shape with per-operand element strides (0 =
-    broadcast) adds batches. beta == 0 never reads C. c must not overlap a or b."""
+    broadcast) adds batches. beta == 0 never reads C. c must not overlap a or b.
+    Where the device's loop budget cannot hold the whole K loop in one invocation (lavapipe), K is
+    cut into slices, one dispatch each, the later ones accumulating into C with beta = 1;
+    LoopBudgetError (before any GPU work) where even one K step per tile does not fit."""
     rt = runtime.get()
     dev = rt.device
     if m == 0 or n == 0 or math.prod(batch_shape) == 0:
         return
     offs = [a.offset if offset_a is None else offset_a, b.offset if offset_b is None else offset_b,
             c.offset if offset_c is None else offset_c]
-    extents, (sa, sb, sc) = collapse_dims(list(batch_shape),
-                                            [list(batch_strides_a), list(batch_strides_b), list(batch_strides_c)])
-    # A batch of row-major A over a shared B, with C contiguous across batches: one taller matrix.
-    if (len(extents) == 1 and not trans_a and sb[0] == 0 and sa[0] == m * lda and sc[0] == m * ldc):
-        m *= extents[0]
-        extents, sa, sb, sc = [], [], [], []
+    m, extents, (sa, sb, sc) = _collapse(m, lda, ldc, trans_a, batch_shape,
+                                         (batch_strides_a, batch_strides_b, batch_strides_c))
     if len(extents) > _MAX_BATCH_RANK:  # record the outer dims one by one
         outer = len(extents) - _MAX_BATCH_RANK
+        check_loop_budget(m, n, k, extents[outer:], config)  # every call alike: fail before the first
         for idx in np.ndindex(*extents[:outer]):
             da = sum(i * s for i, s in zip(idx, sa)); db = sum(i * s for i, s in zip(idx, sb))
             dc = sum(i * s for i, s in zip(idx, sc))
@@ -192,13 +195,7 @@ def record_gemm(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda: in
                         batch_strides_c=sc[outer:], config=config)
         return
     batch = math.prod(extents)
-    if config is None:
-        cfg = choose_config(dev, m, n, batch)
-    else:
-        cfg = parse_config(config) if isinstance(config, str) else config
-        bad = cfg.problems(dev)
-        if bad:
-            raise ValueError(f"matmul config {cfg}: {'; '.join(bad)}")
+    cfg = _config(dev, m, n, batch, config)
 
     def aligned(*vals):
         return all(v % 4 == 0 for v in vals)
@@ -210,14 +207,81 @@ def record_gemm(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda: in
                "WARP_X": cfg.warp_x, "LANES": cfg.lanes, "TRANS_A": int(bool(trans_a)),
                "TRANS_B": int(bool(trans_b)), "A_VEC": int(a_vec), "B_VEC": int(b_vec),
                "C_VEC": int(c_vec), "HAS_BETA": int(beta != 0), "BATCH_RANK": len(extents)}
+    groups, trips = _grid(dev, cfg, m, n, batch)
     tiles_x, tiles_y = -(-n // cfg.bn), -(-m // cfg.bm)
-    lim = dev.max_workgroup_count
-    groups = (min(tiles_x, lim[0]), min(tiles_y, lim[1]), min(batch, lim[2]))
     exact = groups[0] == tiles_x and groups[1] == tiles_y
     swizzle = int(os.environ.get("VKBACKEND_MATMUL_GROUP", 8))
     group = swizzle if exact and tiles_y > swizzle > 0 else 0
-    push = [m, n, k, lda, ldb, ldc, *offs, float(alpha), float(beta), batch, group, *extents, *sa, *sb, *sc]
-    rt.kernel(_SHADER, defines, cfg.threads)([a.buffer, b.buffer, c.buffer], push, groups)
+    slices = _k_slices(k, cfg.bk, trips, m, n, batch)
+    for k0, kl in slices:
+        first = k0 == 0
+        # Later slices add to what the earlier ones wrote: beta = 1 (so they read C).
+        kernel = rt.kernel(_SHADER, defines if first else dict(defines, HAS_BETA=1), cfg.threads)
+        o_a = offs[0] + (k0 * lda if trans_a else k0)
+        o_b = offs[1] + (k0 if trans_b else k0 * ldb)
+        push = [m, n, kl, lda, ldb, ldc, o_a, o_b, offs[2], float(alpha), float(beta if first else 1.0),
+                batch, group, *extents, *sa, *sb, *sc]
+        kernel([a.buffer, b.buffer, c.buffer], push, groups)
+
+
+def _collapse(m: int, lda: int, ldc: int, trans_a: bool, batch_shape, strides):
+    """(m, batch extents, (A, B, C strides)) with batch dims merged where the strides allow, and a
+    batch of row-major A over a shared B, with C contiguous across batches, made one taller matrix."""
+    extents, (sa, sb, sc) = collapse_dims(list(batch_shape), [list(s) for s in strides])
+    if len(extents) == 1 and not trans_a and sb[0] == 0 and sa[0] == m * lda and sc[0] == m * ldc:
+        return m * extents[0], [], ([], [], [])
+    return m, extents, (sa, sb, sc)
+
+
+def _config(dev, m: int, n: int, batch: int, config) -> TileConfig:
+    if config is None:
+        return choose_config(dev, m, n, batch)
+    cfg = parse_config(config) if isinstance(config, str) else config
+    bad = cfg.problems(dev)
+    if bad:
+        raise ValueError(f"matmul config {cfg}: {'; '.join(bad)}")
+    return cfg
+
+
+def _grid(dev, cfg: TileConfig, m: int, n: int, batch: int):
+    """Workgroups (x column tiles, y row tiles, z batches), capped by the device, and the
+    grid-stride trips each workgroup then makes over them."""
+    tiles = (-(-n // cfg.bn), -(-m // cfg.bm), batch)
+    groups = tuple(min(t, cap) for t, cap in zip(tiles, dev.max_workgroup_count))
+    return groups, tuple(-(-t // g) for t, g in zip(tiles, groups))
+
+
+def check_loop_budget(m: int, n: int, k: int, batch_extents, config=None) -> None:
+    """LoopBudgetError now (before any GPU work) if record_gemm could not fit this product into the
+    device's loop budget; m and batch_extents as after _collapse."""
+    if launch.loop_budget() is None or m == 0 or n == 0 or math.prod(batch_extents) == 0:
+        return
+    dev = runtime.get().device
+    batch = math.prod(batch_extents[-_MAX_BATCH_RANK:])  # outer dims are recorded one by one
+    cfg = _config(dev, m, n, batch, config)
+    _k_slices(k, cfg.bk, _grid(dev, cfg, m, n, batch)[1], m, n, batch)
+
+
+def _k_slices(k: int, bk: int, trips: tuple, m: int, n: int, batch: int) -> list[tuple[int, int]]:
+    """(first k, length) of each dispatch: the whole of K in one where the loop budget allows (always
+    on GPUs), else slices of whole BK steps short enough for it.
+
+    Cost of one invocation of matmul.comp (only its tile loops and K loop count; the rest is
+    [[unroll]]ed; each loop's exit also counts the loops nested in it):
+    Z * (Y * (X * (nk + 2) + 3) + 4) + 4 for nk = ceil(K / BK) steps and X, Y, Z the grid-stride
+    trips over column tiles, row tiles and batches."""
+    x, y, z = trips
+    nk = -(-k // bk)
+    try:
+        pieces = launch.budget_chunks(nk, per_trip=x * y * z, reserve=2 * x * y * z + 3 * y * z + 4 * z + 3)
+    except launch.LoopBudgetError as e:
+        raise launch.LoopBudgetError(
+            f"matmul: a {m}x{n} product (batch {batch}) walks {x * y * z} tiles per workgroup "
+            f"(grid-stride over the capped workgroup counts), too many for one K step each: {e}") from None
+    if pieces <= 1:
+        return [(0, k)]
+    step = -(-nk // pieces) * bk
+    return [(k0, min(step, k - k0)) for k0 in range(0, k, step)]
 
 
 # -- operands and checks ----------------------------------------------------------------------
@@ -277,6 +341,12 @@ def _contiguous_strides(out_batch: tuple, matrix_words: int) -> list:
     return st[::-1]
 
 
+def _check_product(m, n, k, lda, ldc, trans_a, batch, strides) -> None:
+    """The loop budget's LoopBudgetError before any upload, as record_gemm would raise it."""
+    m, extents, _ = _collapse(m, lda, ldc, trans_a, batch, strides)
+    check_loop_budget(m, n, k, extents)
+
+
 # -- public API -------------------------------------------------------------------------------
 def matmul(x1, x2) -> Array:
     """numpy.matmul(x1, x2) (the `@` operator) in float32.
@@ -299,13 +369,14 @@ def matmul(x1, x2) -> Array:
     m, k, n = sa[-2], sa[-1], sb[-1]
     out_shape = batch + ((m,) if len(a.shape) > 1 else ()) + ((n,) if len(b.shape) > 1 else ())
     env_config(runtime.get().device)  # a bad override fails here, before any GPU work
+    strides = (_strides(sa, batch, m * k), _strides(sb, batch, k * n), _contiguous_strides(batch, m * n))
+    _check_product(m, n, k, k, n, False, batch, strides)
     A, B = a.materialize(dtype), b.materialize(dtype)
     out = Array.empty(out_shape, dtype)
     if out.size == 0:
         return out
     record_gemm(A, B, out, m=m, n=n, k=k, lda=k, ldb=n, ldc=n, batch_shape=batch,
-                batch_strides_a=_strides(sa, batch, m * k), batch_strides_b=_strides(sb, batch, k * n),
-                batch_strides_c=_contiguous_strides(batch, m * n))
+                batch_strides_a=strides[0], batch_strides_b=strides[1], batch_strides_c=strides[2])
     return out
 
 
@@ -349,13 +420,14 @@ def gemm(a, b, trans_a: bool = False, trans_b: bool = False, alpha: float = 1.0,
             if o.array is not None and o.array.buffer is c.buffer:
                 raise ValueError(f"gemm: c shares memory with operand {o.index}; pass a copy")
     env_config(runtime.get().device)
+    sa, sb = A_.shape, B_.shape
+    strides = (_strides(sa, batch, m * k), _strides(sb, batch, k * n), _contiguous_strides(batch, m * n))
+    _check_product(m, n, k, sa[-1], n, trans_a, batch, strides)
     A, B = A_.materialize(dtype), B_.materialize(dtype)
     out = Array.empty(out_shape, dtype) if c is None else c
     if out.size == 0:
         return out
-    sa, sb = A_.shape, B_.shape
     record_gemm(A, B, out, m=m, n=n, k=k, lda=sa[-1], ldb=sb[-1], ldc=n, trans_a=trans_a,
                 trans_b=trans_b, alpha=alpha, beta=beta if c is not None else 0.0, batch_shape=batch,
-                batch_strides_a=_strides(sa, batch, m * k), batch_strides_b=_strides(sb, batch, k * n),
-                batch_strides_c=_contiguous_strides(batch, m * n))
+                batch_strides_a=strides[0], batch_strides_b=strides[1], batch_strides_c=strides[2])
     return out

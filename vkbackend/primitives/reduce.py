@@ -25,6 +25,8 @@ from .. import dtypes, runtime
 from ..array import Array
 from . import elementwise
 from .creation import asarray, zeros
+from .launch import collective_cost
+from .launch import LoopBudgetError, loop_budget
 
 __all__ = ["sum", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "mean", "var", "std",
            "all", "any"]
@@ -57,6 +59,15 @@ class _Op:
     def state_words(self) -> int:
         """32-bit words of one partial state: value; value and index; count, mean and m2."""
         return 2 if self.arg else 3 if self.welford else 1
+
+    def collectives(self, acc) -> int:
+        """Workgroup reductions in one wg_merge of reduce.comp: 3 for var/std (count, sum, m2) and
+        float argmax/argmin (NaN flag, value, index), 2 for integer argmax/argmin (value, index)
+        and float min/max (NaN flag, value), else 1."""
+        is_float = acc == dtypes.float32
+        if self.welford or (self.arg and is_float):
+            return 3
+        return 2 if self.arg or (is_float and self.red in ("min", "max")) else 1
 
 
 _SUM = _Op("sum", red="add")
@@ -177,7 +188,16 @@ class _Plan:
         return self.cols == 1
 
 
-def _plan(n: int, inner: int, outputs: int, dev) -> _Plan:
+def _split(n: int, splits: int) -> tuple:
+    """(splits, chunk): n cut into about `splits` chunks whose boundaries keep 16-byte alignment."""
+    if splits <= 1:
+        return 1, n
+    chunk = -(-n // splits)
+    chunk = -(-chunk // 4) * 4
+    return -(-n // chunk), chunk
+
+
+def _plan(n: int, inner: int, outputs: int, dev, collectives: int = 1) -> _Plan:
     rows = builtins.min(WG, _pow2ceil(-(-n // MIN_ITEMS)))
     cols = WG // rows
     if inner > 1:
@@ -188,22 +208,69 @@ def _plan(n: int, inner: int, outputs: int, dev) -> _Plan:
     splits = 1
     if tiles < target and tiles <= _COUNTERS:
         splits = builtins.max(1, builtins.min(-(-target // tiles), n // (rows * SPLIT_ITEMS)))
-    chunk = n
-    if splits > 1:
-        chunk = -(-n // splits)
-        chunk = -(-chunk // 4) * 4  # split boundaries keep 16-byte alignment
-        splits = -(-n // chunk)
-    return _Plan(cols, int(inner == 1 and cols > 1), tiles, splits, chunk)
+    plan = _Plan(cols, int(inner == 1 and cols > 1), tiles, *_split(n, splits))
+    budget = loop_budget()
+    if budget is None or _cost(plan, dev, collectives) <= budget:
+        return plan
+    return _fit_budget(plan, n, dev, collectives, budget)
+
+
+# ---- the loop budget: counted iterations of one invocation (see launch.loop_budget) -------------
+def _tile_trips(plan: _Plan, dev) -> int:
+    return -(-plan.tiles // builtins.min(plan.tiles, dev.max_workgroup_count[0]))
+
+
+def _fold_cost(plan: _Plan, chunk: int) -> int:
+    """fold / fold_row over `chunk` elements: UNROLL-wide steps, a tail below UNROLL (each loop 1
+    more on its way out); rows also fold a scalar head and tail around the vec4 body."""
+    rows = WG // plan.cols
+    if plan.row_layout:
+        return -(-chunk // (4 * rows)) // UNROLL + UNROLL + 1 + 6
+    return -(-chunk // rows) // UNROLL + UNROLL + 1
+
+
+def _merge_cost(plan: _Plan, collectives: int) -> int:
+    """merge_rows: wg_merge's workgroup reductions, or the shared-memory tree over the rows."""
+    if plan.row_layout:
+        return collectives * collective_cost(WG)
+    return (WG // plan.cols - 1).bit_length() + 1
+
+
+def _cost(plan: _Plan, dev, collectives: int) -> int:
+    """reduce.comp's count for one invocation: per output tile, its trip, the fold over its chunk
+    and the merge; split, the merge of the splits' partial states and a second merge."""
+    merge = _merge_cost(plan, collectives)
+    per_tile = 1 + _fold_cost(plan, plan.chunk) + merge
+    if plan.splits > 1:
+        per_tile += -(-plan.splits // (WG // plan.cols)) + 1 + merge
+    return _tile_trips(plan, dev) * per_tile + 1
+
+
+def _fit_budget(plan: _Plan, n: int, dev, collectives: int, budget: int) -> _Plan:
+    """The fewest splits along n that fit the loop budget: each split shortens every invocation's
+    fold, and adds to the merge of the partial states (a workgroup per output tile and split:
+    tiles along the grid's x, splits along its y)."""
+    if _tile_trips(plan, dev) == 1:
+        splits = builtins.max(plan.splits, 2)
+        while splits <= builtins.min(-(-n // 4), dev.max_workgroup_count[1]):
+            candidate = dataclasses.replace(plan, **dict(zip(("splits", "chunk"), _split(n, splits))))
+            if _cost(candidate, dev, collectives) <= budget:
+                return candidate
+            splits = builtins.max(splits + 1, splits * 9 // 8)
+    raise LoopBudgetError(f"reduce: {n} elements into each of {plan.tiles * plan.cols} outputs do not fit "
+                          f"the loop budget of {budget} iterations per invocation (a workgroup's share "
+                          f"costs {_cost(plan, dev, collectives)})")
 
 
 _counters: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _tile_counters(rt) -> Array:
-    """Zeroed once per runtime; each split reduction leaves its counters at zero again."""
+def _tile_counters(rt, tiles: int) -> Array:
+    """Zeroed once per runtime, and again larger when a split has more tiles (only the loop
+    budget's splits do, see _fit_budget); each split reduction leaves its counters at zero."""
     c = _counters.get(rt)
-    if c is None:
-        c = _counters[rt] = zeros((_COUNTERS,), dtypes.uint32)
+    if c is None or c.size < tiles:
+        c = _counters[rt] = zeros((builtins.max(_COUNTERS, tiles),), dtypes.uint32)
     return c
 
 
@@ -239,13 +306,13 @@ def _launch(x: Array, step: tuple, op: _Op, acc, out_dtype, den: float, final: b
     if outputs == 0:
         return out
     rt = runtime.get()
-    plan = _plan(n, inner, outputs, rt.device)
+    plan = _plan(n, inner, outputs, rt.device, op.collectives(acc))
     kernel = rt.kernel(SHADER, _defines(op, x.dtype, acc, out_dtype, plan, final), WG,
                        spec=(plan.cols, plan.row_fast))
     partials = counters = out
     if plan.splits > 1:
         partials = Array.empty((plan.splits * outputs * op.state_words,), dtypes.uint32)
-        counters = _tile_counters(rt)
+        counters = _tile_counters(rt, plan.tiles)
     push = (n, inner, outputs, plan.tiles, x.offset, out.offset, plan.splits, plan.chunk, float(den))
     grid = (builtins.min(plan.tiles, rt.device.max_workgroup_count[0]), plan.splits)
     kernel([x.buffer, out.buffer, partials.buffer, counters.buffer], push, grid)

@@ -34,6 +34,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
+import os
 
 import numpy as np
 
@@ -42,7 +43,8 @@ from .. import dtypes, runtime
 from ..array import Array
 from . import elementwise
 from .creation import asarray, zeros
-from .launch import groups_for
+from .launch import collective_cost, grid_groups
+from .launch import LoopBudgetError, loop_budget
 
 __all__ = ["cumsum", "cumprod", "cummax", "cummin"]
 
@@ -178,6 +180,11 @@ def _check_tuning(tuning: Tuning) -> None:
         raise ValueError(f"scan tuning: lookback={tuning.lookback} must be positive")
     if tuning.chunk < 1:
         raise ValueError(f"scan tuning: chunk={tuning.chunk} must be positive")
+    budget = loop_budget()
+    if budget is not None and collective_cost(tuning.workgroup) + 1 > budget:
+        raise LoopBudgetError(f"scan: a tile's workgroup scan of {tuning.workgroup} invocations costs "
+                              f"{collective_cost(tuning.workgroup)} loop iterations, more than the "
+                              f"loop budget of {budget}")
 
 
 # ---- kernels ---------------------------------------------------------------------------------
@@ -237,6 +244,10 @@ def _aligned(span: _Span, length: int, rows: int, reverse: bool) -> bool:
     return anchor % 4 == 0 and (rows == 1 or length % 4 == 0)
 
 
+def _spin(tuning: Tuning) -> int:
+    return tuning.software_spin if runtime.get().device.is_software else tuning.spin
+
+
 def _tile_kernel(kind: _Kind, mode: int, tuning: Tuning, **flags):
     defines = kind.defines()
     layout = tuning.layout
@@ -245,8 +256,54 @@ def _tile_kernel(kind: _Kind, mode: int, tuning: Tuning, **flags):
     defines.update(MODE=mode, ITEMS=tuning.items, LOOKBACK=tuning.lookback,
                    **_flags(staged=layout == "staged", striped=layout == "striped",
                             serial_lookback=mode == 2 and not tuning.subgroup_lookback, **flags))
-    spin = tuning.software_spin if runtime.get().device.is_software else tuning.spin
-    return runtime.get().kernel(SHADER, defines, tuning.workgroup, spec=(spin,))
+    return runtime.get().kernel(SHADER, defines, tuning.workgroup, spec=(_spin(tuning),))
+
+
+# ---- the loop budget (see launch.loop_budget) -------------------------------------------------
+# scan.comp's fixed-count loops are unrolled; a tile costs one workgroup scan or reduce. The
+# chained scan's look-back adds rounds that depend on its predecessors: each round either moves
+# past at least one unfinished predecessor (an aggregate, or one it reduces itself after SPIN_LIMIT
+# + 1 silent rounds) or ends the walk at a finished one (whose prefix is published). So a tile
+# costs at most `unfinished` x (SPIN_LIMIT + 2 rounds, a walk's exit, a fallback reduce and a trip
+# of the outer loop) + a few, where `unfinished` counts the predecessors in its row that may not
+# have finished when it starts.
+
+def _concurrency() -> int | None:
+    """Workgroups that may run at once, where known: lavapipe runs one per thread of its pool
+    (LP_NUM_THREADS, else one per CPU). None elsewhere."""
+    if not runtime.get().device.is_software:
+        return None
+    threads = os.environ.get("LP_NUM_THREADS", "").strip()
+    if threads.isdigit():
+        return max(1, int(threads))
+    return os.cpu_count() or 1  # all the CPUs, not just this process's: what Mesa counts, or more
+
+
+def _chained_cost(tiles_per_row: int, static: bool, tuning: Tuning) -> int:
+    """The chained scan's worst count for one invocation. Tiles by workgroup id may start before
+    their predecessors (lavapipe hands each thread a contiguous run of workgroup ids), so every
+    predecessor in the row may be unfinished; tiles from the counter have predecessors that all
+    started, of which at most `concurrency - 1` are still running."""
+    unfinished = tiles_per_row - 1
+    collective = collective_cost(tuning.workgroup)
+    if tuning.force_fallback:  # no walk: every predecessor reduced, one outer trip each
+        return collective + unfinished * (1 + collective) + 2
+    limit = _concurrency()
+    if not static and limit is not None:
+        unfinished = min(unfinished, limit - 1)
+    return collective + unfinished * (_spin(tuning) + 4 + collective) + 4
+
+
+def _chained_plan(tiles_per_row: int, tuning: Tuning) -> tuple:
+    """(algorithm, static tiles) for a multi-tile row under the loop budget: the chained scan as
+    tuned where its worst look-back fits, else with tiles from the counter, else reduce-then-scan
+    (whose every pass costs one workgroup scan or reduce)."""
+    budget = loop_budget()
+    if budget is None or _chained_cost(tiles_per_row, tuning.static_tiles, tuning) <= budget:
+        return "decoupled", tuning.static_tiles
+    if tuning.static_tiles and _chained_cost(tiles_per_row, False, tuning) <= budget:
+        return "decoupled", False
+    return "reduce_then_scan", tuning.static_tiles
 
 
 def _scan_rows(kind: _Kind, src: _Span, dst: _Span, rows: int, length: int, exclusive: bool,
@@ -257,15 +314,18 @@ def _scan_rows(kind: _Kind, src: _Span, dst: _Span, rows: int, length: int, excl
     flags = dict(exclusive=exclusive, reverse=reverse)
     vec = int(_aligned(src, length, rows, reverse)) | 2 * int(_aligned(dst, length, rows, reverse))
     push = [length, rows, tiles_per_row, src.offset, dst.offset]
+    static = tuning.static_tiles
+    if tiles_per_row > 1 and algorithm == "decoupled":
+        algorithm, static = _chained_plan(tiles_per_row, tuning)
     if tiles_per_row == 1:
         k = _tile_kernel(kind, 0, tuning, **flags)
         k([src.buffer, dst.buffer, dst.buffer], push + [0, vec], _grid(tiles))
     elif algorithm == "decoupled":
         grid = _grid(tiles)
         # the tile counter advances only for scans that take tiles from it
-        state, epoch, base = _STATE.claim(tiles, 0 if tuning.static_tiles else grid[0] * grid[1])
+        state, epoch, base = _STATE.claim(tiles, 0 if static else grid[0] * grid[1])
         k = _tile_kernel(kind, 2, tuning, force_fallback=tuning.force_fallback,
-                         static_tiles=tuning.static_tiles, **flags)
+                         static_tiles=static, **flags)
         k([src.buffer, dst.buffer, state.buffer], push + [state.offset, vec, epoch, base], grid)
     else:
         sums = Array.empty((tiles,), _NP[kind.s])
@@ -278,10 +338,29 @@ def _scan_rows(kind: _Kind, src: _Span, dst: _Span, rows: int, length: int, excl
         k([src.buffer, dst.buffer, prefixes.buffer], push + [prefixes.offset, vec], _grid(tiles))
 
 
+def _strided_plan(outer: int, length: int, inner: int, tuning: Tuning) -> tuple:
+    """(chunk, workgroups) of scan_strided.comp: each invocation's grid-stride trips (a trip and
+    its loop over a chunk, 1 more on its way out) fit the loop budget; the chunk shrinks where
+    the grid alone cannot make room."""
+    chunk = tuning.chunk
+    budget = loop_budget()
+    if budget is not None:
+        chunk = max(1, min(chunk, budget - 3))
+    while True:
+        threads = outer * -(-length // chunk) * inner
+        try:
+            return chunk, grid_groups(threads, tuning.strided_workgroup, per_trip=min(chunk, length) + 2)
+        except LoopBudgetError:
+            if chunk == 1:
+                raise
+            chunk = max(1, chunk // 2)
+
+
 def _scan_strided(kind: _Kind, src: _Span, dst: _Span, outer: int, length: int, inner: int,
                   exclusive: bool, reverse: bool, tuning: Tuning) -> None:
     """Record the scan along the middle axis of an (outer, length, inner) array."""
-    chunks = -(-length // tuning.chunk)
+    chunk, groups = _strided_plan(outer, length, inner, tuning)
+    chunks = -(-length // chunk)
     threads = outer * chunks * inner
     wg = tuning.strided_workgroup
     rt = runtime.get()
@@ -291,8 +370,8 @@ def _scan_strided(kind: _Kind, src: _Span, dst: _Span, outer: int, length: int, 
         defines.update(MODE=mode, **_flags(**flags))
         return rt.kernel(STRIDED_SHADER, defines, wg)
 
-    push = [length, inner, outer, chunks, tuning.chunk, src.offset, dst.offset]
-    groups = (groups_for(threads, wg),)
+    push = [length, inner, outer, chunks, chunk, src.offset, dst.offset]
+    groups = (groups,)
     if chunks == 1:
         k = kernel(0, exclusive=exclusive, reverse=reverse)
         k([src.buffer, dst.buffer, dst.buffer], push + [0], groups)

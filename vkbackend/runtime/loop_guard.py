@@ -10,10 +10,12 @@ budget gives wrong numbers at small, fast sizes, on lavapipe and on GPUs alike.
 Counted: every loop whose OpLoopMerge does not ask for unrolling (lavapipe unrolls the
 [[unroll]] loops, whose trip counts our shaders fix at compile time); the counter is one
 Private variable, shared by all loops and functions of an invocation, as lavapipe's is. As on
-lavapipe, a loop of n iterations costs n + 1: one at the end of each iteration, checked there,
-and one more on the way out (lavapipe reaches the end of the loop body once more with every lane
-masked off; measured there: 70000 passes of an outer loop around an empty inner one end after
-32768).
+lavapipe, a loop of n iterations costs n + 1 + L: one at the end of each iteration, checked there,
+and on the way out one more for itself and one for each of the L counted loops nested in its body
+(lavapipe runs the body once more with every lane masked off, and each nested loop passes its end
+once in it; measured there: 70000 passes of an outer loop around an empty inner one end after
+32768). Not modelled: a counted loop inside an [[unroll]] loop inside a counted loop is one loop
+here but several copies in lavapipe's dead pass.
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ _MAGIC = 0x07230203
 _OP = dict(EntryPoint=15, TypeBool=20, TypeInt=21, TypePointer=32, Constant=43, Function=54,
            Variable=59, Load=61, Store=62, ISub=130, SGreaterThan=173, LogicalOr=166,
            LogicalAnd=167, LogicalNot=168, Phi=245, LoopMerge=246, Label=248, Branch=249,
-           BranchConditional=250, Undef=1)
+           BranchConditional=250, Undef=1, FunctionCall=57)
 _PRIVATE = 6            # StorageClass Private
 _UNROLL = 0x1           # LoopControl Unroll
 _TERMINATORS = {249, 250, 251, 252, 253, 254, 255, 4416}
@@ -109,6 +111,35 @@ def instrument(spirv: bytes, budget: int) -> bytes:
             blocks[insts[label_at][1]] = (label_at, i)
             label_at = None
 
+    # Counted loops nested in a loop's body (by layout: glslang lays a loop's blocks out between its
+    # header and its merge block), with those of the functions it calls.
+    fn_of, fn_start = {}, None
+    for i in range(first_fn, len(insts)):
+        op = _opcode(insts[i])
+        if op == _OP["Function"]:
+            fn_start = insts[i][2]
+        fn_of[i] = fn_start
+
+    def counted(i: int) -> bool:
+        return _opcode(insts[i]) == _OP["LoopMerge"] and not insts[i][3] & _UNROLL
+
+    calls: dict[int, list[int]] = {}
+    own: dict[int, int] = {}
+    for i in range(first_fn, len(insts)):
+        f = fn_of[i]
+        own[f] = own.get(f, 0) + counted(i)
+        if _opcode(insts[i]) == _OP["FunctionCall"]:
+            calls.setdefault(f, []).append(insts[i][3])
+
+    def loops_in_fn(f: int, seen=()) -> int:
+        if f in seen:
+            raise ValueError(f"recursive call to %{f}")
+        return own.get(f, 0) + sum(loops_in_fn(g, seen + (f,)) for g in calls.get(f, []))
+
+    def nested(lo: int, hi: int) -> int:
+        return sum(counted(i) + (loops_in_fn(insts[i][3]) if _opcode(insts[i]) == _OP["FunctionCall"] else 0)
+                   for i in range(lo + 1, hi))
+
     def successors(term) -> list[int]:
         op = _opcode(term)
         if op == _OP["Branch"]:
@@ -163,11 +194,14 @@ def instrument(spirv: bytes, budget: int) -> bytes:
                 j += 1
         while _opcode(insts[j]) == _OP["Phi"]:
             j += 1
-        # The exit's extra count, after the merge block's OpPhis (edits are keyed by the
-        # instruction they follow, here the label or the last OpPhi).
+        # The exit's extra count (1 + the nested loops'), after the merge block's OpPhis (edits
+        # are keyed by the instruction they follow, here the label or the last OpPhi).
+        extra = 1 + nested(i, m_at)
+        c_extra = mod.new_id()
+        glob.append(_inst("Constant", t_uint, c_extra, extra))
         old2, new2 = mod.new_id(), mod.new_id()
         edits[j - 1] = [insts[j - 1], _inst("Load", t_uint, old2, ctr),
-                        _inst("ISub", t_uint, new2, old2, c_one), _inst("Store", ctr, new2)]
+                        _inst("ISub", t_uint, new2, old2, c_extra), _inst("Store", ctr, new2)]
 
     out = insts[:first_fn] + glob
     for i in range(first_fn, len(insts)):
