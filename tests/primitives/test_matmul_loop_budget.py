@@ -8,7 +8,7 @@ import pytest
 
 import vkbackend as vk
 from vkbackend import runtime
-from vkbackend.kernel import Kernel
+from vkbackend.runtime.kernel import Kernel
 from vkbackend.primitives import launch
 from vkbackend.primitives import matmul as mm
 

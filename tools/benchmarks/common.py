@@ -77,7 +77,8 @@ def time_vk(fn, *, repeats: int = 20, warmup: int = 2, replay: bool = False) -> 
     idles between batches and its clocks drop (H100: one packed float16 convolution timed 62
     and 86 TFLOP/s in two runs). torch's asynchronous launches keep its GPU busy the same way."""
     import vkbackend as vk
-    from vkbackend import runtime, stream
+    from vkbackend import runtime
+    from vkbackend.runtime import stream
     for _ in range(warmup):
         fn()  # also creates the pipelines
     before = vk.stats()["dispatches"]
