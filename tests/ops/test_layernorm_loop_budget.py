@@ -7,7 +7,7 @@ import pytest
 import vkbackend as vk
 from vkbackend import runtime
 from vkbackend.ops import layernorm as L
-from vkbackend.primitives import creation, launch, reduce, scan
+from vkbackend.primitives import launch, reduce, scan
 
 from tests.ops.test_layernorm import (f32, ref_layer_norm, ref_layer_norm_vjp, ref_rms_norm,
                                       ref_rms_norm_vjp, rel_err)
@@ -20,7 +20,7 @@ def planned_budget(monkeypatch):
     def set_(n):
         real = launch.loop_budget()
         value = n if real is None else min(n, real)
-        for mod in (launch, creation, reduce, scan, L):
+        for mod in (launch, reduce, scan, L):
             monkeypatch.setattr(mod, "loop_budget", lambda: value)
         return value
     return set_

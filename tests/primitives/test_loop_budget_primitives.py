@@ -8,7 +8,7 @@ import pytest
 
 import vkbackend as vk
 from vkbackend import runtime
-from vkbackend.primitives import creation, gather, launch, reduce, scan
+from vkbackend.primitives import gather, launch, reduce, scan
 
 LARGEST = 1 << 25  # float32 elements in lavapipe's largest buffer (128 MiB)
 
@@ -19,7 +19,7 @@ def planned_budget(monkeypatch):
     def set_(n):
         real = launch.loop_budget()
         value = n if real is None else min(n, real)
-        for mod in (launch, creation, reduce, scan):
+        for mod in (launch, reduce, scan):
             monkeypatch.setattr(mod, "loop_budget", lambda: value)
         return value
     return set_
@@ -165,7 +165,7 @@ def test_compaction_of_a_long_mask(rng):
 
 def test_compaction_scan_in_several_dispatches(rng, planned_budget, no_poison):
     """A budget that lets the scan of the tile counts walk few tiles per dispatch."""
-    step = creation.collective_cost(256) + 1  # one trip of PASS_SCAN: 256 tile counts
+    step = launch.collective_cost(256) + 1  # one trip of PASS_SCAN: 256 tile counts
     budget = planned_budget(max(1 + step, 1 + gather._scatter_trip()))
     tiles = 256 * ((budget - 1) // step) + 5
     n = 256 * 8 * tiles - 3
@@ -183,8 +183,8 @@ def test_compaction_scan_in_several_dispatches(rng, planned_budget, no_poison):
 def test_grid_stride_groups_grow_for_a_small_budget(planned_budget):
     planned_budget(4)  # three trips of one iteration per invocation, then the loop's exit
     items = 10_000_000
-    groups = creation.grid_groups(items, 256)
+    groups = launch.grid_groups(items, 256)
     assert -(-items // (groups * 256)) <= 3 < -(-items // (launch.groups_for(items, 256) * 256))
     planned_budget(2)
     with pytest.raises(launch.LoopBudgetError, match="loop budget"):
-        creation.grid_groups(1 << 40, 256)
+        launch.grid_groups(1 << 40, 256)
