@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import threading
 
 from . import compiler
 from .devices import Device, open_device
@@ -15,9 +16,12 @@ class Runtime:
         self.device: Device = open_device()
         mgr = self.device.manager
         cap = os.environ.get("VKBACKEND_MEMORY_LIMIT", "").strip()
+        # One lock for recording, submits and the pool: kp's sequences are not thread-safe, and a
+        # thread waiting for the GPU releases the GIL.
+        self.lock = threading.RLock()
         self.pool = Pool(mgr, self.device.max_storage_buffer_range, _pool_limit(self.device),
-                         parse_bytes(cap, "VKBACKEND_MEMORY_LIMIT") if cap else None)
-        self.stream = Stream(mgr, self.pool)
+                         parse_bytes(cap, "VKBACKEND_MEMORY_LIMIT") if cap else None, self.lock)
+        self.stream = Stream(mgr, self.pool, self.lock)
         self.pipelines = PipelineCache(mgr)
         self._kernels: dict = {}
         # Tests poison every fresh buffer so that an element a kernel forgets to write shows up.
@@ -60,12 +64,28 @@ def _pool_limit(device: Device) -> int:
 
 
 _runtime: Runtime | None = None
+_opening = threading.Lock()
+
+
+def _warm_bindings(rt: Runtime) -> None:
+    """Run, on the opening thread, the kp calls whose first use initialises pybind11's numpy
+    bindings (C++ function-local statics): a second thread arriving there while the first imports
+    numpy with the GIL released waits on the static's guard holding the GIL, and both hang."""
+    rt.pool.release(rt.pool.acquire(1), rt.stream.completed)
+    buf = rt.pool.acquire(1)
+    buf.staging()
+    rt.pool.release(buf, rt.stream.completed)
 
 
 def get() -> Runtime:
+    """The process's runtime, opened on first use (by any thread, once)."""
     global _runtime
     if _runtime is None:
-        _runtime = Runtime()
+        with _opening:
+            if _runtime is None:
+                rt = Runtime()
+                _warm_bindings(rt)
+                _runtime = rt
     return _runtime
 
 

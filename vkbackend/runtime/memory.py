@@ -2,7 +2,9 @@
 pool keeps and a retry when the device runs out of memory."""
 from __future__ import annotations
 
+import functools
 import itertools
+import threading
 import re
 
 import numpy as np
@@ -35,6 +37,16 @@ class Buffer:
         return self.tensor.data()
 
 
+def locked(method):
+    """Run the method holding `self.lock`: the runtime's one lock over recording, submits and the
+    pool (kp's sequences are not thread-safe, and a thread waiting for the GPU releases the GIL)."""
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        with self.lock:
+            return method(self, *args, **kwargs)
+    return wrapper
+
+
 def parse_bytes(text: str, name: str) -> int:
     """'512M', '2G', '1.5GiB', '1048576' -> bytes (ValueError naming `name` otherwise)."""
     m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*([kKmMgGtT]?)(?:i?[bB])?\s*", text)
@@ -55,7 +67,8 @@ class Pool:
     once more. VKBACKEND_MEMORY_LIMIT caps what the pool holds in all, as if the device had that
     much memory."""
 
-    def __init__(self, manager, max_bytes: int, limit: int, capacity: int | None = None):
+    def __init__(self, manager, max_bytes: int, limit: int, capacity: int | None = None, lock=None):
+        self.lock = lock or threading.RLock()
         self._mgr = manager
         self._max_bytes = max_bytes
         self.limit = limit
@@ -68,6 +81,7 @@ class Pool:
         self.stats = {"buffers_created": 0, "bytes_created": 0, "reused": 0, "buffers_freed": 0,
                       "allocation_retries": 0}
 
+    @locked
     def acquire(self, words: int) -> Buffer:
         cls = size_class(words)
         if cls * WORD > self._max_bytes:
@@ -112,6 +126,7 @@ class Pool:
                            f"{self.in_use} bytes in use by arrays and {self.cached} cached after trimming, "
                            f"within {what}; free arrays (del) or lower VKBACKEND_POOL_LIMIT")
 
+    @locked
     def release(self, buf: Buffer, completed_epoch: int) -> None:
         self.in_use -= buf.words * WORD
         self.cached += buf.words * WORD
@@ -127,6 +142,7 @@ class Pool:
         else:
             self._free.setdefault(buf.words, []).append(buf)
 
+    @locked
     def collect(self, completed_epoch: int) -> None:
         pending, self._deferred = self._deferred, []
         for buf in pending:
@@ -134,6 +150,7 @@ class Pool:
         if self.cached > self.limit:
             self.trim(self.limit)
 
+    @locked
     def trim(self, keep: int = 0) -> None:
         """Free cached buffers, the largest size classes first, until at most `keep` bytes stay
         cached. The memory goes once no recorded operation holds the buffer any more."""

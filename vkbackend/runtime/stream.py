@@ -6,15 +6,19 @@ Long graphs are flushed in chunks, without waiting, through two sequences used i
 """
 from __future__ import annotations
 
+import threading
 import time
 
 import kp
+
+from .memory import locked
 
 FLUSH_AFTER = 4096  # recorded operations per chunk (each keeps a kp op alive until its submit completes)
 
 
 class Stream:
-    def __init__(self, manager, pool):
+    def __init__(self, manager, pool, lock=None):
+        self.lock = lock or threading.RLock()
         self._seqs = [manager.sequence(), manager.sequence()]
         self._epochs = [0, 0]   # the submit number each sequence last carried
         self._cur = 0
@@ -46,6 +50,7 @@ class Stream:
         if barrier:
             seq.record(self._barrier)
 
+    @locked
     def dispatch(self, pipeline, tensors, push: bytes, groups, barrier: bool = True) -> None:
         """Record a dispatch of `pipeline` over `tensors`, one native call; `barrier=False` lets
         the next dispatch run beside it (the caller guarantees they touch disjoint data), as QR's
@@ -53,11 +58,13 @@ class Stream:
         self._begin_op().record_dispatch(pipeline, tensors, push, groups[0], groups[1], groups[2], barrier)
         self.stats["dispatches"] += 1
 
+    @locked
     def fill(self, buf, word: int) -> None:
         """Record a fill of the whole buffer with one 32-bit word (a transfer, no shader)."""
         self._begin_op().record_fill(buf.tensor, word)
         self.stats["fills"] += 1
 
+    @locked
     def upload(self, buf, words) -> None:
         """Copy `words` (uint32) into the buffer: written to staging now, copied to the device in order."""
         buf.staging()[: len(words)] = words
@@ -86,6 +93,7 @@ class Stream:
         self.completed = self.submitted
         seq.clear()  # drops the recorded ops and the pipelines and buffers they held
 
+    @locked
     def flush(self) -> None:
         """Submit what is recorded without waiting, and record on into the other sequence."""
         if self._ops == 0:
@@ -98,6 +106,7 @@ class Stream:
         self.stats["flushes"] += 1
         self._pool.collect(self.completed)
 
+    @locked
     def replay(self, times: int) -> list:
         """Run what is recorded `times` times, one submit + wait each, then finish as synchronize
         does; the seconds each submit + wait took ([] when nothing is recorded). For benchmarks
@@ -118,6 +127,7 @@ class Stream:
         self._pool.collect(self.completed)
         return took
 
+    @locked
     def synchronize(self, downloads=()) -> None:
         """Run everything recorded, copy `downloads` (Buffers) to their staging memory, wait once."""
         for buf in downloads:
