@@ -81,8 +81,11 @@ class Pool:
         self.stats = {"buffers_created": 0, "bytes_created": 0, "reused": 0, "buffers_freed": 0,
                       "allocation_retries": 0}
 
-    @locked
     def acquire(self, words: int) -> Buffer:
+        with self.lock:  # inline, not @locked: every array passes here
+            return self._acquire(words)
+
+    def _acquire(self, words: int) -> Buffer:
         cls = size_class(words)
         if cls * WORD > self._max_bytes:
             raise MemoryError(f"an array of {words * WORD} bytes exceeds this device's largest storage buffer "
@@ -126,13 +129,13 @@ class Pool:
                            f"{self.in_use} bytes in use by arrays and {self.cached} cached after trimming, "
                            f"within {what}; free arrays (del) or lower VKBACKEND_POOL_LIMIT")
 
-    @locked
     def release(self, buf: Buffer, completed_epoch: int) -> None:
-        self.in_use -= buf.words * WORD
-        self.cached += buf.words * WORD
-        self._cache(buf, completed_epoch)
-        if self.cached > self.limit:
-            self.trim(self.limit)
+        with self.lock:
+            self.in_use -= buf.words * WORD
+            self.cached += buf.words * WORD
+            self._cache(buf, completed_epoch)
+            if self.cached > self.limit:
+                self.trim(self.limit)
 
     def _cache(self, buf: Buffer, completed_epoch: int) -> None:
         # A buffer whose staging memory is still to be copied by an unfinished submit must not be

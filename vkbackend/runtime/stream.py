@@ -50,13 +50,13 @@ class Stream:
         if barrier:
             seq.record(self._barrier)
 
-    @locked
     def dispatch(self, pipeline, tensors, push: bytes, groups, barrier: bool = True) -> None:
         """Record a dispatch of `pipeline` over `tensors`, one native call; `barrier=False` lets
         the next dispatch run beside it (the caller guarantees they touch disjoint data), as QR's
         look-ahead panel does."""
-        self._begin_op().record_dispatch(pipeline, tensors, push, groups[0], groups[1], groups[2], barrier)
-        self.stats["dispatches"] += 1
+        with self.lock:  # inline, not @locked: every op passes here
+            self._begin_op().record_dispatch(pipeline, tensors, push, groups[0], groups[1], groups[2], barrier)
+            self.stats["dispatches"] += 1
 
     @locked
     def fill(self, buf, word: int) -> None:
