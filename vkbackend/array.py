@@ -179,12 +179,15 @@ class Array:
 
     # -- operators --------------------------------------------------------------------------
     def _binary(name, reflected=False):
+        fn = []  # the elementwise function, looked up on first use (primitives import this module)
+
         def method(self, other):
-            from .primitives import elementwise
             if not isinstance(other, (Array, numbers.Number, np.ndarray, np.generic, list, tuple)):
                 return NotImplemented
-            f = getattr(elementwise, name)
-            return f(other, self) if reflected else f(self, other)
+            if not fn:
+                from .primitives import elementwise
+                fn.append(getattr(elementwise, name))
+            return fn[0](other, self) if reflected else fn[0](self, other)
         method.__name__ = f"__{'r' if reflected else ''}{name}__"
         return method
 
