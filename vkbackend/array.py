@@ -182,7 +182,9 @@ class Array:
         fn = []  # the elementwise function, looked up on first use (primitives import this module)
 
         def method(self, other):
-            if not isinstance(other, (Array, numbers.Number, np.ndarray, np.generic, list, tuple)):
+            if other is None and name in ("equal", "not_equal"):
+                pass  # numpy: elementwise, nothing equals None
+            elif not isinstance(other, (Array, numbers.Number, np.ndarray, np.generic, list, tuple)):
                 return NotImplemented
             if not fn:
                 from .primitives import elementwise

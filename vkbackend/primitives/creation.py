@@ -84,20 +84,37 @@ def ones(shape, dtype=dtypes.float32) -> Array:
     return full(shape, 1, dtype)
 
 
-def zeros_like(a: Array, dtype=None) -> Array:
-    return zeros(a.shape, a.dtype if dtype is None else dtype)
+def _like(a, dtype, name: str) -> tuple:
+    """(shape, dtype) of a vk.Array or a host array-like (numpy's dtype narrowed as asarray does)."""
+    if isinstance(a, Array):
+        shape, own = a.shape, a.dtype
+    else:
+        try:
+            host = np.asarray(a)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"{name}: expected a vk.Array or an array-like, got {type(a).__name__} ({e})") from None
+        if host.dtype == object:
+            raise TypeError(f"{name}: expected a vk.Array or a numeric array-like, got "
+                            f"{type(a).__name__} of dtype object")
+        shape, own = host.shape, dtypes.from_host(host.dtype)
+    return shape, own if dtype is None else dtype
 
 
-def ones_like(a: Array, dtype=None) -> Array:
-    return ones(a.shape, a.dtype if dtype is None else dtype)
+def zeros_like(a, dtype=None) -> Array:
+    return zeros(*_like(a, dtype, "zeros_like"))
 
 
-def full_like(a: Array, fill_value, dtype=None) -> Array:
-    return full(a.shape, fill_value, a.dtype if dtype is None else dtype)
+def ones_like(a, dtype=None) -> Array:
+    return ones(*_like(a, dtype, "ones_like"))
 
 
-def empty_like(a: Array, dtype=None) -> Array:
-    return empty(a.shape, a.dtype if dtype is None else dtype)
+def full_like(a, fill_value, dtype=None) -> Array:
+    shape, dtype = _like(a, dtype, "full_like")
+    return full(shape, fill_value, dtype)
+
+
+def empty_like(a, dtype=None) -> Array:
+    return empty(*_like(a, dtype, "empty_like"))
 
 
 def arange(start, stop=None, step=1, dtype=None) -> Array:

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import dtypes, runtime
 from ..array import Array
-from .creation import asarray
+from .creation import asarray, full
 from .launch import grid_groups
 
 _WG = 256
@@ -163,6 +163,13 @@ def apply(op: str, operands: list, out_dtype, compute_dtype, name: str | None = 
 def _binary(op: str, kind: str):
     """kind: 'arith' (result type), 'divide' (float result), 'compare' (bool result)."""
     def f(x1, x2):
+        if op in ("equal", "not_equal") and (x1 is None or x2 is None):
+            # numpy: nothing equals None, elementwise (all False for ==, all True for !=)
+            other = x2 if x1 is None else x1
+            if other is not None and not isinstance(other, (np.ndarray, list, tuple)):
+                other = _operand(other, op)  # TypeError for what is no operand
+            shape = other.shape if isinstance(other, Array) else np.shape(other)
+            return full(shape, op == "not_equal", dtypes.bool_)
         a, b = _operand(x1, op), _operand(x2, op)
         if not (isinstance(a, Array) or isinstance(b, Array)):
             a = asarray(a)

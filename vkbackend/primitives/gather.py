@@ -182,8 +182,9 @@ def strided_copy(a: Array, shape, strides, offset: int | None = None) -> Array:
     """A new C-contiguous array holding the strided view (shape, element strides, element offset
     into a.buffer; offset None = a.offset) of a's buffer. Strides may be 0 (broadcast) or negative.
 
-    The view must lie inside a's buffer (IndexError otherwise); it may reach past a's own elements,
-    since callers (reshapes, slices) view a's storage as they need."""
+    The view must stay inside a's own elements, buffer indices [a.offset, a.offset + a.size):
+    ValueError otherwise, before any GPU work (a pooled buffer may hold slack or other data past
+    them). Internal callers that view a's storage beyond its elements use _strided_copy."""
     name = "strided_copy"
     a = _check_array(a, name)
     try:
@@ -197,10 +198,12 @@ def strided_copy(a: Array, shape, strides, offset: int | None = None) -> Array:
     if any(s < 0 for s in shape):
         raise ValueError(f"{name}: negative dimension in shape {shape}")
     if math.prod(shape):
-        lo, hi = _view_bounds(shape, strides, offset)
-        if lo < 0 or hi >= a.buffer.words:
-            raise IndexError(f"{name}: the view reaches elements [{lo}, {hi}], outside the buffer's "
-                             f"[0, {a.buffer.words})")
+        lo, hi = (b - a.offset for b in _view_bounds(shape, strides, offset))
+        if lo < 0 or hi >= a.size:
+            raise ValueError(f"{name}: the view (shape {shape}, strides {strides}, offset {offset}) "
+                             f"reaches elements {lo} to {hi} of `a` (largest index {hi}, smallest {lo}), "
+                             f"outside its {a.size} elements: every index must lie in [0, {a.size})"
+                             f" (element i of `a` is at buffer offset a.offset + i = {a.offset} + i)")
     return _strided_copy(a, shape, strides, offset, name)
 
 
@@ -910,7 +913,9 @@ def compress_mask(a, mask) -> Array:
     of the tile counts, scatter) and reads the count back: one host sync. A host mask needs no
     sync (its indices are found on the host and gathered)."""
     name = "compress_mask"
-    a = _check_array(a, name)
+    half = isinstance(a, Array) and a.dtype == dtypes.float16
+    if not half:
+        a = _check_array(a, name)
     m = _mask_operand(mask, name)
     mshape = tuple(m.shape)
     if not mshape:
@@ -922,6 +927,8 @@ def compress_mask(a, mask) -> Array:
         if e != me:
             raise IndexError(f"{name}: boolean index did not match indexed array along axis {d}; "
                              f"size of axis is {e} but size of corresponding boolean axis is {me}")
+    if half:  # the kernels move 32-bit words: select from a float32 copy (exact both ways)
+        return compress_mask(a.astype(dtypes.float32), m).astype(dtypes.float16)
     inner = a.shape[len(mshape):]
     rows = a.reshape((math.prod(mshape),) + inner)
     if isinstance(m, np.ndarray):
@@ -941,12 +948,18 @@ def _host_or_device(a, name: str):
     raise TypeError(f"{name}: expected a vk.Array or an array-like, got {type(a).__name__}")
 
 
+def _words(a: Array) -> Array:
+    """a as the compaction reads it, one element per 32-bit word: float16 (two per word) is
+    compared as a float32 copy (exact; -0.0 stays unselected, NaN selected)."""
+    return a.astype(dtypes.float32) if a.dtype == dtypes.float16 else a
+
+
 def flatnonzero(a) -> Array:
     """numpy.flatnonzero, as int32. A device array costs one host sync (the count)."""
     a = _host_or_device(a, "flatnonzero")
     if isinstance(a, np.ndarray):
         return asarray(np.flatnonzero(a).astype(np.int32))
-    return _compact(a.reshape(-1), "INDEX", dtypes.int32)
+    return _compact(_words(a).reshape(-1), "INDEX", dtypes.int32)
 
 
 def nonzero(a) -> tuple:
@@ -960,7 +973,7 @@ def nonzero(a) -> tuple:
         return tuple(asarray(c.astype(np.int32)) for c in np.nonzero(a))
     if a.ndim + 6 > _MAX_PUSH_WORDS:
         raise ValueError(f"{name}: at most {_MAX_PUSH_WORDS - 6} dimensions, got {a.ndim}")
-    coords = _compact(a, "COORDS", dtypes.int32, planes=a.ndim)
+    coords = _compact(_words(a), "COORDS", dtypes.int32, planes=a.ndim)
     return tuple(coords[d] for d in range(a.ndim))  # row d: the coordinates along dim d
 
 
@@ -1069,10 +1082,13 @@ def getitem(a, key):
     device mask). Results are views where the selection is contiguous, copies otherwise
     (numpy's basic indexing always gives views)."""
     name = "getitem"
-    a = _check_array(a, name)
+    if not isinstance(a, Array):
+        _check_array(a, name)  # TypeError naming what a is
     key = key if isinstance(key, tuple) else (key,)
     kinds = [_key_kind(k) for k in key]
-    if "mask" in kinds:
+    if "mask" not in kinds:
+        dtypes.computable(a.dtype, name)
+    else:  # compress_mask takes float16
         rest_ok = all(kd == "ellipsis" or (kd == "slice" and k == slice(None))
                       for k, kd in zip(key[1:], kinds[1:]))
         if kinds[0] != "mask" or not rest_ok:

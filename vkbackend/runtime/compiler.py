@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import warnings
 from pathlib import Path
 
 _PKG = Path(__file__).resolve().parent.parent  # vkbackend/
@@ -133,12 +134,37 @@ def compile_shader(shader: str, defines: dict | None = None) -> bytes:
         spirv = cached.read_bytes()
     else:
         spirv = _compile(path, shader, defines)
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cached.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_bytes(spirv)
-        os.replace(tmp, cached)  # atomic: concurrent processes never read a partial file
+        _store(cached, spirv)
     _memory[key] = spirv
     return spirv
+
+
+_unwritable: set = set()  # cache dirs already warned about
+
+
+def _store(cached: Path, spirv: bytes) -> None:
+    """Write the disk cache; a directory that cannot be made or written is warned about once and
+    then skipped (the SPIR-V is still cached in memory)."""
+    if cached.parent in _unwritable:
+        return
+    tmp = cached.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(spirv)
+        os.replace(tmp, cached)  # atomic: concurrent processes never read a partial file
+    except OSError as e:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+        if cached.parent in _unwritable:
+            return
+        _unwritable.add(cached.parent)
+        source = ("VKBACKEND_CACHE_DIR=" + repr(os.environ["VKBACKEND_CACHE_DIR"])
+                  if os.environ.get("VKBACKEND_CACHE_DIR") else "the default cache location")
+        warnings.warn(f"vkbackend: cannot write the SPIR-V disk cache at {cached.parent} (from "
+                      f"{source}): {e}; compiling without the disk cache. Set VKBACKEND_CACHE_DIR to a "
+                      "writable directory to keep compiled shaders between runs", RuntimeWarning, stacklevel=3)
 
 
 def _compile(path: Path, shader: str, defines: dict) -> bytes:
