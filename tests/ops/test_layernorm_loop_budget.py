@@ -2,12 +2,15 @@
 all): long rows, many rows per workgroup for the weight and bias sums, the forward's rows over
 several dispatches, and rows too long for one workgroup (the split path), against the float64
 references of test_layernorm.py."""
+import dataclasses
+
 import pytest
 
 import vkbackend as vk
 from vkbackend import runtime
 from vkbackend.ops import layernorm as L
 from vkbackend.primitives import launch, reduce, scan
+from vkbackend.runtime.devices import SUBGROUP_FEATURE_BITS
 
 from tests.ops.test_layernorm import (f32, ref_layer_norm, ref_layer_norm_vjp, ref_rms_norm,
                                       ref_rms_norm_vjp, rel_err)
@@ -24,6 +27,16 @@ def planned_budget(monkeypatch):
             monkeypatch.setattr(mod, "loop_budget", lambda: value)
         return value
     return set_
+
+
+def _h200_like(dev):
+    """An NVIDIA H200-like device, for the planners only (kernels run on the real one): subgroups
+    of 32 with every feature (less those VKBACKEND_DISABLE_SUBGROUP turns off), workgroups of 1024,
+    48 KiB of shared memory, no loop limit."""
+    features = frozenset(SUBGROUP_FEATURE_BITS) - dev.disabled_subgroup_features
+    return dataclasses.replace(dev, name="NVIDIA H200", vendor="NVIDIA", subgroup_size=32,
+                               min_subgroup_size=32, max_subgroup_size=32, subgroup_features=features,
+                               max_workgroup_invocations=1024, max_shared_memory=49152, loop_budget=None)
 
 
 def check_all(x, w, b, dy, d, tol=1e-4):
@@ -76,11 +89,42 @@ def test_forward_rows_over_several_dispatches(rng, monkeypatch):
     assert rel_err(y.numpy(), ref_layer_norm(x.numpy(), 1, w, b)) <= 1e-5
 
 
-def test_rows_too_long_for_a_workgroup_take_the_split_path(rng, planned_budget, monkeypatch):
-    planned_budget(60)
+# The fused kernel's passes check_all makes over one row: (backward, rms, weight and bias sums).
+PASSES = [(False, False, 0), (False, True, 0)] + [(True, rms, kk) for rms in (False, True)
+                                                   for kk in (0, 1, 2)]
+
+
+def _split_budget(d):
+    """(the budget just below what the cheapest of PASSES costs one workgroup for a row of d,
+    {pass: its plan}): under it every pass takes the split path."""
+    dev = runtime.get().device
+    plans = {p: L.plan(d, True, backward=p[0]) for p in PASSES}
+    cost = {p: (L._bwd_reserve(plans[p], d, p[2], dev) if p[0] else 1) + 1
+            + L._row_cost(plans[p], d, p[0], p[1], dev) for p in PASSES}
+    return min(cost.values()) - 1, plans
+
+
+@pytest.mark.parametrize("device", ["this device", "H200-like"])
+def test_split_budget_on_any_device(planned_budget, monkeypatch, device):
+    """The planning half of the next test, also for an H200-like GPU (planning only: no kernels)."""
+    rt = runtime.get()
+    if device != "this device":
+        monkeypatch.setattr(rt, "device", _h200_like(rt.device))
     d = 1 << 16
-    pl = L.plan(d, True, backward=False)
-    assert pl.mode == "stream" and not L._row_fits(pl, d, False, False, 0, runtime.get().device)
+    budget, plans = _split_budget(d)
+    planned_budget(budget)
+    for (backward, rms, kk), pl in plans.items():
+        assert pl.mode == "stream" and not L._row_fits(pl, d, backward, rms, kk, rt.device)
+    monkeypatch.setattr(L, "loop_budget", lambda: budget + 1)  # the cheapest pass fits one more
+    assert any(L._row_fits(pl, d, *p, rt.device) for p, pl in plans.items())
+
+
+def test_rows_too_long_for_a_workgroup_take_the_split_path(rng, planned_budget, monkeypatch):
+    d = 1 << 16
+    budget, plans = _split_budget(d)
+    assert planned_budget(budget) == budget
+    for (backward, rms, kk), pl in plans.items():
+        assert pl.mode == "stream" and not L._row_fits(pl, d, backward, rms, kk, runtime.get().device)
     x, dy = f32(rng, (3, d), loc=0.5), f32(rng, (3, d))
     check_all(x, f32(rng, d, loc=1.0), f32(rng, d), dy, d)
     dx, dw, db = vk.layer_norm_vjp(x, None, None, dy, d)  # no weight or bias

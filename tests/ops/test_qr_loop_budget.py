@@ -1,12 +1,16 @@
 """QR under the device's loop budget (lavapipe: 65535 counted loop iterations per invocation): tall
 matrices whose row loops used to be cut short, the plan's costs inside the budget, LoopBudgetError
 before any GPU work past the limit. Shapes scale with the budget (VKBACKEND_LOOP_BUDGET lowers it)."""
+import dataclasses
+
 import numpy as np
 import pytest
 
 import vkbackend as vk
+from vkbackend import runtime
 from vkbackend.ops import qr as qr_mod
 from vkbackend.primitives import launch
+from vkbackend.runtime.devices import SUBGROUP_FEATURE_BITS
 
 from tests.conftest import no_gpu_work
 from tests.ops.test_qr import check_qr, qr_np
@@ -15,6 +19,16 @@ from tests.ops.test_qr import check_qr, qr_np
 @pytest.fixture
 def budget(dev):
     return dev.loop_budget or 65535  # GPUs: no limit; the same shapes then just run
+
+
+def _h200_like(dev):
+    """An NVIDIA H200-like device, for the planners only (kernels run on the real one): subgroups
+    of 32 with every feature (less those VKBACKEND_DISABLE_SUBGROUP turns off), workgroups of 1024,
+    48 KiB of shared memory, no loop limit."""
+    features = frozenset(SUBGROUP_FEATURE_BITS) - dev.disabled_subgroup_features
+    return dataclasses.replace(dev, name="NVIDIA H200", vendor="NVIDIA", subgroup_size=32,
+                               min_subgroup_size=32, max_subgroup_size=32, subgroup_features=features,
+                               max_workgroup_invocations=1024, max_shared_memory=49152, loop_budget=None)
 
 
 def _old_panel_cost(m, nb):
@@ -61,21 +75,54 @@ def test_reflectors_past_the_old_limit(rng, budget):
     np.testing.assert_allclose(back, c, atol=1e-4)
 
 
-def test_narrow_panels_and_wider_workgroups(rng, monkeypatch):
-    """A budget that holds only part of a panel's columns: narrower panels, larger workgroups."""
-    real = launch.loop_budget()
-    if real is not None and real < 400:
-        pytest.skip("the device's loop budget is below this test's")
-    monkeypatch.setattr(launch, "loop_budget", lambda: 400)
+def _narrow_case(monkeypatch):
+    """(M, N, budget): N = 20 columns and M = 3000 rows, doubled until the first panel streams its
+    rows (a GPU holds 3000 in registers, where no row loop counts); the budget is the least that the
+    rest of the factorization and householder_product need over M rows (the trailing updates at the
+    panel's width, T's build at 16 columns), and one column of the first panel as planned: it holds
+    only part of a streamed panel's columns."""
+    monkeypatch.setattr(launch, "loop_budget", lambda: None)  # the usual plan
     M, N = 3000, 20
+    while qr_mod._panel_config(M)[2]:
+        M *= 2
+    width, wg, _ = qr_mod._panel_config(M)
+    budget = max([qr_mod._update_cost(M, width, cw) for cw in (8, 16, 32)]
+                 + [qr_mod._buildt_cost(M, 16), qr_mod._panel_cost(M, width, wg, 0, 1)])
+    return M, N, budget
+
+
+@pytest.mark.parametrize("device", ["this device", "H200-like"])
+def test_narrow_panels_on_any_device(monkeypatch, device):
+    """The planning half of the next test, also for an H200-like GPU (planning only: no kernels)."""
+    rt = runtime.get()
+    if device != "this device":
+        monkeypatch.setattr(rt, "device", _h200_like(rt.device))
+    M, N, budget = _narrow_case(monkeypatch)
+    width, wg, rpt = qr_mod._panel_config(M)
+    assert rpt == 0 and qr_mod._panel_cost(M, width, wg, rpt, width) > budget
+    monkeypatch.setattr(launch, "loop_budget", lambda: budget)
     panels, _ = qr_mod._make_plan(M, N)
     assert any(pl.nb < min(pl.width, N - pl.p0) for pl in panels)
     for pl in panels:
-        assert qr_mod._panel_cost(M - pl.p0, pl.width, pl.wg, pl.rpt, pl.kk) <= 400
+        assert qr_mod._panel_cost(M - pl.p0, pl.width, pl.wg, pl.rpt, pl.kk) <= budget and pl.wg >= wg
+    assert qr_mod._apply_nb(M) < 32
+
+
+def test_narrow_panels_and_wider_workgroups(rng, monkeypatch):
+    """A budget that holds only part of a panel's columns: narrower panels, larger workgroups."""
+    real = launch.loop_budget()
+    M, N, budget = _narrow_case(monkeypatch)
+    if real is not None and real < budget:
+        pytest.skip("the device's loop budget is below this test's")
+    monkeypatch.setattr(launch, "loop_budget", lambda: budget)
+    panels, _ = qr_mod._make_plan(M, N)
+    assert any(pl.nb < min(pl.width, N - pl.p0) for pl in panels)
+    for pl in panels:
+        assert qr_mod._panel_cost(M - pl.p0, pl.width, pl.wg, pl.rpt, pl.kk) <= budget
     a = rng.standard_normal((M, N)).astype(np.float32)
     q, r = qr_np(a)
     check_qr(a, q, r)
-    assert qr_mod._apply_nb(3000) < 32  # T's recurrence over 32 columns alone counts > 400
+    assert qr_mod._apply_nb(M) < 32  # T's recurrence over 32 columns alone counts more than the budget
     qh = vk.linalg.householder_product(q, np.zeros(N, np.float32)).numpy()
     np.testing.assert_array_equal(qh, np.eye(M, N))
 

@@ -3,26 +3,41 @@ primitives' planners cut their work so that no invocation passes it. Sizes past 
 invocation could do before, exact with integer-valued data; and a lower budget for the planners
 alone (`planned_budget`: the kernels keep the device's own, higher, limit), which makes them cut
 small inputs finely, so each way of cutting is checked at a cheap size."""
+import dataclasses
+
 import numpy as np
 import pytest
 
 import vkbackend as vk
-from vkbackend import runtime
+from vkbackend import dtypes, runtime
 from vkbackend.primitives import gather, launch, reduce, scan
+from vkbackend.runtime.devices import SUBGROUP_FEATURE_BITS
 
 LARGEST = 1 << 25  # float32 elements in lavapipe's largest buffer (128 MiB)
 
 
 @pytest.fixture
 def planned_budget(monkeypatch):
-    """planned_budget(n): planners see a loop budget of n (at most the device's)."""
+    """planned_budget(n): planners see a loop budget of n (at most the device's; it may be set
+    again, higher or lower)."""
+    real = launch.loop_budget()
+
     def set_(n):
-        real = launch.loop_budget()
         value = n if real is None else min(n, real)
         for mod in (launch, reduce, scan):
             monkeypatch.setattr(mod, "loop_budget", lambda: value)
         return value
     return set_
+
+
+def _h200_like(dev):
+    """An NVIDIA H200-like device, for the planners only (kernels run on the real one): subgroups
+    of 32 with every feature (less those VKBACKEND_DISABLE_SUBGROUP turns off), workgroups of 1024,
+    48 KiB of shared memory, no loop limit."""
+    features = frozenset(SUBGROUP_FEATURE_BITS) - dev.disabled_subgroup_features
+    return dataclasses.replace(dev, name="NVIDIA H200", vendor="NVIDIA", subgroup_size=32,
+                               min_subgroup_size=32, max_subgroup_size=32, subgroup_features=features,
+                               max_workgroup_invocations=1024, max_shared_memory=49152, loop_budget=None)
 
 
 @pytest.fixture
@@ -63,23 +78,82 @@ def test_reduce_plans_fit_the_budget(planned_budget, budget):
                     assert reduce._cost(plan, dev, collectives) <= budget, (n, inner, outputs, plan)
 
 
+# What test_reductions_split_for_a_small_budget runs on x of shape (3, n): (reduction, operand, axis);
+# along x's rows (the row layout), down the columns of x.T (the tree layout) or over all of x, with
+# one to three workgroup reductions per merge (sum; float max; argmax, argmin, var).
+SPLIT_REDUCTIONS = [("sum", "x", 1), ("sum", "xt", 0), ("max", "xt", 0), ("argmax", "x", 1),
+                    ("argmin", "xt", 0), ("sum", "x", None), ("var", "x", 1)]
+
+
+def _collectives(name):
+    return getattr(reduce, "_" + name.upper()).collectives(dtypes.float32)
+
+
+def _split_budgets(monkeypatch):
+    """(n, {reduction: (usual plan, planned budget, plan under it)}) for SPLIT_REDUCTIONS on the
+    device the planners see. The budget is the one just below the usual plan (no budget) of a
+    row's sum, where a reduction plans under it (lavapipe: all of them), else the one just below
+    the reduction's own usual plan (a GPU's tree layout costs far more than its rows); n is the
+    first of 2**21, 2**22, ... at which every reduction plans so (a GPU's usual plan already cuts n
+    over ~1000 workgroups: only long rows leave a fold to shorten). Leaves reduce.loop_budget set."""
+    dev, real = runtime.get().device, launch.loop_budget()
+
+    def plan(budget, name, shape, axis):
+        monkeypatch.setattr(reduce, "loop_budget", lambda: budget)
+        [(outer, m, inner)] = reduce._steps(shape, reduce._axes(axis, len(shape), name))
+        try:
+            return reduce._plan(m, inner, outer * inner, dev, _collectives(name))
+        except launch.LoopBudgetError:
+            return None
+
+    def below(name, shape, axis):  # the budget just below the usual plan, at most the device's
+        b = reduce._cost(plan(None, name, shape, axis), dev, _collectives(name)) - 1
+        return b if real is None else min(b, real)
+
+    for n in (1 << e for e in range(21, 25)):
+        shapes = {"x": (3, n), "xt": (n, 3)}
+        row = below("sum", (3, n), 1)
+        out = {}
+        for name, which, axis in SPLIT_REDUCTIONS:
+            own = below(name, shapes[which], axis)
+            budget = next((b for b in (min(row, own), own) if plan(b, name, shapes[which], axis)), None)
+            if budget is None:
+                break
+            out[name, which, axis] = (plan(None, name, shapes[which], axis), budget,
+                                      plan(budget, name, shapes[which], axis))
+        else:
+            return n, out
+    raise AssertionError("no row length up to 2**24 lets every reduction split further")
+
+
+@pytest.mark.parametrize("device", ["this device", "H200-like"])
+def test_split_budgets_on_any_device(monkeypatch, device):
+    """The planning half of the next test, also for an H200-like GPU (planning only: no kernels)."""
+    rt = runtime.get()
+    if device != "this device":
+        monkeypatch.setattr(rt, "device", _h200_like(rt.device))
+    n, plans = _split_budgets(monkeypatch)
+    assert len(plans) == len(SPLIT_REDUCTIONS)
+    for key, (usual, budget, plan) in plans.items():
+        assert plan.splits > usual.splits, (n, key, usual, plan)
+        assert reduce._cost(plan, rt.device, _collectives(key[0])) <= budget \
+            < reduce._cost(usual, rt.device, _collectives(key[0])), (n, key, budget, usual, plan)
+
+
 def test_reductions_split_for_a_small_budget(rng, planned_budget, monkeypatch):
-    """A budget just below what the usual plan of a row of 2**21 costs: every reduction splits
-    further (row and tree layouts, one to three workgroup reductions per merge)."""
-    n, dev = 1 << 21, runtime.get().device
-    monkeypatch.setattr(reduce, "loop_budget", lambda: None)
-    usual = reduce._plan(n, 1, 3, dev)
-    planned_budget(reduce._cost(usual, dev, 1) - 1)
-    assert reduce._plan(n, 1, 3, dev).splits > usual.splits
+    """_split_budgets' budgets (lavapipe: one, just below what the usual plan of a row of 2**21
+    costs): every reduction splits further (row and tree layouts, one to three workgroup
+    reductions per merge), exact with integer-valued data."""
+    n, plans = _split_budgets(monkeypatch)
     x = rng.integers(-4, 5, (3, n)).astype(np.float32)
-    xt = np.ascontiguousarray(x.T)  # along a strided axis: the tree layout
-    np.testing.assert_array_equal(vk.sum(x, axis=1).numpy(), x.sum(axis=1))
-    np.testing.assert_array_equal(vk.sum(xt, axis=0).numpy(), x.sum(axis=1))
-    np.testing.assert_array_equal(vk.max(xt, axis=0).numpy(), x.max(axis=1))
-    np.testing.assert_array_equal(vk.argmax(x, axis=1).numpy(), x.argmax(axis=1))
-    np.testing.assert_array_equal(vk.argmin(xt, axis=0).numpy(), x.argmin(axis=1))
-    assert float(vk.sum(x).numpy()) == x.sum()
-    np.testing.assert_allclose(vk.var(x, axis=1).numpy(), x.astype(np.float64).var(axis=1), rtol=1e-5)
+    host = {"x": x, "xt": np.ascontiguousarray(x.T)}  # along a strided axis: the tree layout
+    for (name, which, axis), (usual, budget, plan) in plans.items():
+        assert planned_budget(budget) == budget and plan.splits > usual.splits
+        got = getattr(vk, name)(host[which], axis=axis).numpy()
+        if name == "var":
+            np.testing.assert_allclose(got, x.astype(np.float64).var(axis=1), rtol=1e-5)
+        else:
+            np.testing.assert_array_equal(got, getattr(np, name)(host[which].astype(np.float64), axis=axis))
 
 
 # ---- scans -----------------------------------------------------------------------------------
