@@ -45,6 +45,34 @@ def random_array(rng, shape, dtype):
     return rng.integers(-1000, 1000, shape, dtype=dtype)
 
 
+def h200_like(dev):
+    """An NVIDIA H200-like device, for the planners only (kernels run on the real one): subgroups
+    of 32 with every feature (less those VKBACKEND_DISABLE_SUBGROUP turns off), workgroups of 1024,
+    48 KiB of shared memory, no loop limit."""
+    import dataclasses
+    from vkbackend.runtime.devices import SUBGROUP_FEATURE_BITS
+    features = frozenset(SUBGROUP_FEATURE_BITS) - dev.disabled_subgroup_features
+    return dataclasses.replace(dev, name="NVIDIA H200", vendor="NVIDIA", subgroup_size=32,
+                               min_subgroup_size=32, max_subgroup_size=32, subgroup_features=features,
+                               max_workgroup_invocations=1024, max_shared_memory=49152, loop_budget=None)
+
+
+@pytest.fixture
+def planned_budget(monkeypatch):
+    """planned_budget(n): the planners see a loop budget of n (at most the device's; it may be set
+    again, higher or lower); the kernels keep the device's own."""
+    from vkbackend.ops import layernorm
+    from vkbackend.primitives import launch, reduce, scan
+    real = launch.loop_budget()
+
+    def set_(n):
+        value = n if real is None else min(n, real)
+        for mod in (launch, reduce, scan, layernorm):
+            monkeypatch.setattr(mod, "loop_budget", lambda: value)
+        return value
+    return set_
+
+
 def no_gpu_work():
     """Context manager: asserts nothing was recorded or submitted inside it."""
     class _Guard:

@@ -2,41 +2,17 @@
 all): long rows, many rows per workgroup for the weight and bias sums, the forward's rows over
 several dispatches, and rows too long for one workgroup (the split path), against the float64
 references of test_layernorm.py."""
-import dataclasses
-
 import pytest
 
 import vkbackend as vk
 from vkbackend import runtime
 from vkbackend.ops import layernorm as L
 from vkbackend.primitives import launch, reduce, scan
-from vkbackend.runtime.devices import SUBGROUP_FEATURE_BITS
+
+from tests.conftest import h200_like
 
 from tests.ops.test_layernorm import (f32, ref_layer_norm, ref_layer_norm_vjp, ref_rms_norm,
                                       ref_rms_norm_vjp, rel_err)
-
-
-@pytest.fixture
-def planned_budget(monkeypatch):
-    """planned_budget(n): planners see a loop budget of n (at most the device's); the kernels
-    keep the device's own."""
-    def set_(n):
-        real = launch.loop_budget()
-        value = n if real is None else min(n, real)
-        for mod in (launch, reduce, scan, L):
-            monkeypatch.setattr(mod, "loop_budget", lambda: value)
-        return value
-    return set_
-
-
-def _h200_like(dev):
-    """An NVIDIA H200-like device, for the planners only (kernels run on the real one): subgroups
-    of 32 with every feature (less those VKBACKEND_DISABLE_SUBGROUP turns off), workgroups of 1024,
-    48 KiB of shared memory, no loop limit."""
-    features = frozenset(SUBGROUP_FEATURE_BITS) - dev.disabled_subgroup_features
-    return dataclasses.replace(dev, name="NVIDIA H200", vendor="NVIDIA", subgroup_size=32,
-                               min_subgroup_size=32, max_subgroup_size=32, subgroup_features=features,
-                               max_workgroup_invocations=1024, max_shared_memory=49152, loop_budget=None)
 
 
 def check_all(x, w, b, dy, d, tol=1e-4):
@@ -109,7 +85,7 @@ def test_split_budget_on_any_device(planned_budget, monkeypatch, device):
     """The planning half of the next test, also for an H200-like GPU (planning only: no kernels)."""
     rt = runtime.get()
     if device != "this device":
-        monkeypatch.setattr(rt, "device", _h200_like(rt.device))
+        monkeypatch.setattr(rt, "device", h200_like(rt.device))
     d = 1 << 16
     budget, plans = _split_budget(d)
     planned_budget(budget)

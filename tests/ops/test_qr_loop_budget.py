@@ -1,8 +1,6 @@
 """QR under the device's loop budget (lavapipe: 65535 counted loop iterations per invocation): tall
 matrices whose row loops used to be cut short, the plan's costs inside the budget, LoopBudgetError
 before any GPU work past the limit. Shapes scale with the budget (VKBACKEND_LOOP_BUDGET lowers it)."""
-import dataclasses
-
 import numpy as np
 import pytest
 
@@ -10,25 +8,14 @@ import vkbackend as vk
 from vkbackend import runtime
 from vkbackend.ops import qr as qr_mod
 from vkbackend.primitives import launch
-from vkbackend.runtime.devices import SUBGROUP_FEATURE_BITS
 
-from tests.conftest import no_gpu_work
+from tests.conftest import h200_like, no_gpu_work
 from tests.ops.test_qr import check_qr, qr_np
 
 
 @pytest.fixture
 def budget(dev):
     return dev.loop_budget or 65535  # GPUs: no limit; the same shapes then just run
-
-
-def _h200_like(dev):
-    """An NVIDIA H200-like device, for the planners only (kernels run on the real one): subgroups
-    of 32 with every feature (less those VKBACKEND_DISABLE_SUBGROUP turns off), workgroups of 1024,
-    48 KiB of shared memory, no loop limit."""
-    features = frozenset(SUBGROUP_FEATURE_BITS) - dev.disabled_subgroup_features
-    return dataclasses.replace(dev, name="NVIDIA H200", vendor="NVIDIA", subgroup_size=32,
-                               min_subgroup_size=32, max_subgroup_size=32, subgroup_features=features,
-                               max_workgroup_invocations=1024, max_shared_memory=49152, loop_budget=None)
 
 
 def _old_panel_cost(m, nb):
@@ -96,7 +83,7 @@ def test_narrow_panels_on_any_device(monkeypatch, device):
     """The planning half of the next test, also for an H200-like GPU (planning only: no kernels)."""
     rt = runtime.get()
     if device != "this device":
-        monkeypatch.setattr(rt, "device", _h200_like(rt.device))
+        monkeypatch.setattr(rt, "device", h200_like(rt.device))
     M, N, budget = _narrow_case(monkeypatch)
     width, wg, rpt = qr_mod._panel_config(M)
     assert rpt == 0 and qr_mod._panel_cost(M, width, wg, rpt, width) > budget

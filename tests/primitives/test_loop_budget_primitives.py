@@ -3,41 +3,16 @@ primitives' planners cut their work so that no invocation passes it. Sizes past 
 invocation could do before, exact with integer-valued data; and a lower budget for the planners
 alone (`planned_budget`: the kernels keep the device's own, higher, limit), which makes them cut
 small inputs finely, so each way of cutting is checked at a cheap size."""
-import dataclasses
-
 import numpy as np
 import pytest
 
 import vkbackend as vk
 from vkbackend import dtypes, runtime
 from vkbackend.primitives import gather, launch, reduce, scan
-from vkbackend.runtime.devices import SUBGROUP_FEATURE_BITS
+
+from tests.conftest import h200_like
 
 LARGEST = 1 << 25  # float32 elements in lavapipe's largest buffer (128 MiB)
-
-
-@pytest.fixture
-def planned_budget(monkeypatch):
-    """planned_budget(n): planners see a loop budget of n (at most the device's; it may be set
-    again, higher or lower)."""
-    real = launch.loop_budget()
-
-    def set_(n):
-        value = n if real is None else min(n, real)
-        for mod in (launch, reduce, scan):
-            monkeypatch.setattr(mod, "loop_budget", lambda: value)
-        return value
-    return set_
-
-
-def _h200_like(dev):
-    """An NVIDIA H200-like device, for the planners only (kernels run on the real one): subgroups
-    of 32 with every feature (less those VKBACKEND_DISABLE_SUBGROUP turns off), workgroups of 1024,
-    48 KiB of shared memory, no loop limit."""
-    features = frozenset(SUBGROUP_FEATURE_BITS) - dev.disabled_subgroup_features
-    return dataclasses.replace(dev, name="NVIDIA H200", vendor="NVIDIA", subgroup_size=32,
-                               min_subgroup_size=32, max_subgroup_size=32, subgroup_features=features,
-                               max_workgroup_invocations=1024, max_shared_memory=49152, loop_budget=None)
 
 
 @pytest.fixture
@@ -131,7 +106,7 @@ def test_split_budgets_on_any_device(monkeypatch, device):
     """The planning half of the next test, also for an H200-like GPU (planning only: no kernels)."""
     rt = runtime.get()
     if device != "this device":
-        monkeypatch.setattr(rt, "device", _h200_like(rt.device))
+        monkeypatch.setattr(rt, "device", h200_like(rt.device))
     n, plans = _split_budgets(monkeypatch)
     assert len(plans) == len(SPLIT_REDUCTIONS)
     for key, (usual, budget, plan) in plans.items():
