@@ -37,8 +37,7 @@ from .. import dtypes, runtime
 from ..array import Array, Storage
 from ..primitives import elementwise as ew, reduce
 from ..primitives.creation import asarray, zeros
-from ..primitives.launch import collective_cost
-from ..primitives.launch import LoopBudgetError, budget_chunks, loop_budget
+from ..primitives.launch import LoopBudgetError, budget_chunks, collective_cost, loop_budget
 
 __all__ = ["layer_norm", "rms_norm", "layer_norm_vjp", "rms_norm_vjp"]
 

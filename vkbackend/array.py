@@ -8,6 +8,7 @@ import operator
 import numpy as np
 
 from . import dtypes, runtime
+from .runtime.memory import POISON
 
 
 class Storage:
@@ -19,7 +20,7 @@ class Storage:
         self.buffer = rt.pool.acquire(words)
         self._rt = rt  # set only once there is a buffer to give back
         if self._rt.poison:
-            rt.stream.fill(self.buffer, 0xFFFFFFFF)
+            rt.stream.fill(self.buffer, POISON)
 
     def __del__(self):
         rt = getattr(self, "_rt", None)

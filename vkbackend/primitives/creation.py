@@ -7,10 +7,10 @@ import numpy as np
 
 from .. import dtypes, runtime
 from ..array import Array, _normalize_shape
+from ..runtime.memory import POISON
 from .launch import grid_groups
 
 _WG = 256
-_POISON = 0xFFFFFFFF  # NaN as float32, -1 as int32
 
 
 def _fill(buffer, offset: int, n: int, glsl_type: str, a_bits: int, b_bits: int = 0, arange=False):
@@ -24,7 +24,7 @@ def _fill(buffer, offset: int, n: int, glsl_type: str, a_bits: int, b_bits: int 
 
 def poison(buffer) -> None:
     """Fill a fresh buffer with all-ones words, so that elements a kernel forgets to write show."""
-    runtime.get().stream.fill(buffer, _POISON)
+    runtime.get().stream.fill(buffer, POISON)
 
 
 def _bits(value, dtype: np.dtype) -> int:

@@ -27,9 +27,8 @@ import numpy as np
 from .. import dtypes, runtime
 from ..array import Array
 from .creation import asarray, zeros
-from .launch import collective_cost, grid_groups
 from .elementwise import broadcast_strides as _broadcast_strides, collapse_dims as _collapse
-from .launch import budget_chunks
+from .launch import budget_chunks, collective_cost, grid_groups
 
 __all__ = ["transpose", "moveaxis", "swapaxes", "strided_copy", "concatenate", "stack", "take",
            "take_along_axis", "put_along_axis", "scatter_add", "compress_mask", "nonzero",

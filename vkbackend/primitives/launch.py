@@ -18,11 +18,11 @@ def workgroup_size() -> int:
     return 64 if runtime.get().device.is_software else 256
 
 
-
 def loop_budget() -> int | None:
     """Counted loop iterations one invocation may run in all, or None where the device sets no
-    limit (lavapipe: 65535). A loop of n iterations counts n + 1 (lavapipe passes its end once more
-    on the way out), the loops nested in it included; loops the compiler unrolls ([[unroll]] with
+    limit (lavapipe: 65535). A loop of n iterations whose body's loops count c counts
+    n * (c + 1) + 1 + L, L the counted loops nested in it (lavapipe passes its end once more on the
+    way out, and each nested loop's end in that pass); loops the compiler unrolls ([[unroll]] with
     trip counts fixed at compile time) count nothing."""
     return runtime.get().device.loop_budget
 

@@ -25,8 +25,7 @@ from .. import dtypes, runtime
 from ..array import Array
 from . import elementwise
 from .creation import asarray, zeros
-from .launch import collective_cost
-from .launch import LoopBudgetError, loop_budget
+from .launch import LoopBudgetError, collective_cost, loop_budget
 
 __all__ = ["sum", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "mean", "var", "std",
            "all", "any"]

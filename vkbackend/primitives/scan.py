@@ -43,8 +43,7 @@ from .. import dtypes, runtime
 from ..array import Array
 from . import elementwise
 from .creation import asarray, zeros
-from .launch import collective_cost, grid_groups
-from .launch import LoopBudgetError, loop_budget
+from .launch import LoopBudgetError, collective_cost, grid_groups, loop_budget
 
 __all__ = ["cumsum", "cumprod", "cummax", "cummin"]
 

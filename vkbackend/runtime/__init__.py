@@ -71,10 +71,9 @@ def _warm_bindings(rt: Runtime) -> None:
     """Run, on the opening thread, the kp calls whose first use initialises pybind11's numpy
     bindings (C++ function-local statics): a second thread arriving there while the first imports
     numpy with the GIL released waits on the static's guard holding the GIL, and both hang."""
-    rt.pool.release(rt.pool.acquire(1), rt.stream.completed)
-    buf = rt.pool.acquire(1)
+    buf = rt.pool.acquire(1)  # a new tensor, then its data() view
     buf.staging()
-    rt.pool.release(buf, rt.stream.completed)
+    rt.release(buf)
 
 
 def get() -> Runtime:

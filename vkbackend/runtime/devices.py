@@ -30,6 +30,11 @@ MULTIPROCESSORS_ESTIMATE = 132
 LAVAPIPE_LOOP_BUDGET = 65535
 
 
+def is_lavapipe(name: str) -> bool:
+    """Mesa's software Vulkan driver (lavapipe: device name "llvmpipe (...)")."""
+    return "llvmpipe" in name.lower()
+
+
 class DeviceError(RuntimeError):
     """No usable Vulkan device, or a feature the work needs is missing."""
 
@@ -70,7 +75,7 @@ class Device:
 
     @property
     def is_software(self) -> bool:
-        return "llvmpipe" in self.name.lower()
+        return is_lavapipe(self.name)
 
     def has(self, feature: str) -> bool:
         return feature in self.subgroup_features
@@ -160,7 +165,7 @@ def _choose_index(devices: list[dict]) -> int:
                 return i
         raise DeviceError(f"VKBACKEND_DEVICE={want!r} matches none of {names}")
     for i, n in enumerate(names):
-        if "llvmpipe" not in n.lower():
+        if not is_lavapipe(n):
             return i
     return 0
 
@@ -188,7 +193,7 @@ def open_device() -> Device:
     off = _disabled_features_from_env()
     enabled = frozenset(mgr.enabled_features()) - off
     driver = " ".join(x for x in (caps["driver_name"], caps["driver_info"]) if x) or _version(caps["driver_version"])
-    loop_budget, emulated = _loop_budget("llvmpipe" in caps["device_name"].lower())
+    loop_budget, emulated = _loop_budget(is_lavapipe(caps["device_name"]))
     return Device(
         index=index,
         name=caps["device_name"],

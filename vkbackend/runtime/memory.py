@@ -3,13 +3,13 @@ pool keeps and a retry when the device runs out of memory."""
 from __future__ import annotations
 
 import functools
-import itertools
-import threading
 import re
+import threading
 
 import numpy as np
 
 WORD = 4  # every supported dtype is 4 bytes wide; buffers are counted in 32-bit words
+POISON = 0xFFFFFFFF  # what poisoned buffers are filled with: NaN as float32, -1 as int32
 
 
 def size_class(words: int) -> int:
@@ -23,13 +23,11 @@ def size_class(words: int) -> int:
 
 class Buffer:
     """One pooled kp device tensor (device-local memory plus its host-visible staging copy)."""
-    __slots__ = ("tensor", "words", "serial", "staged_epoch", "__weakref__")
-    _serials = itertools.count()
+    __slots__ = ("tensor", "words", "staged_epoch", "__weakref__")
 
     def __init__(self, tensor, words: int):
         self.tensor = tensor
         self.words = words
-        self.serial = next(Buffer._serials)
         self.staged_epoch = -1  # the submit whose copy of the staging memory is still pending
 
     def staging(self) -> np.ndarray:
