@@ -595,6 +595,18 @@ def _phases(geom: _Geom, cfg: dict) -> int:
     return nph if ok and cfg.get("phased", 1) else 1
 
 
+def _phase_extents(geom: _Geom, cfg: dict, max_count) -> tuple:
+    """(phases, output positions, taps) per phase at most: input dilation's phases where the
+    grid's z can hold groups x phases, else one."""
+    nph = _phases(geom, cfg)
+    if geom.groups * nph > max_count[2]:
+        nph = 1
+    if nph == 1:
+        return 1, geom.rows, geom.kp
+    rows = geom.n * math.prod(-(-o // i) for o, i in zip(geom.so, geom.id))
+    return nph, rows, math.prod(-(-k // i) for k, i in zip(geom.k, geom.id))
+
+
 def _gather(geom: _Geom, cfg: dict, nph: int, kp: int, bk: int) -> tuple:
     """(gather, table entries) of conv_gemm.comp for reduction stages of bk."""
     steps_uniform = kp * -(-geom.cig // bk)
@@ -756,12 +768,7 @@ def _plan_forward(geom: _Geom, has_bias: bool, devkey: tuple, cfg_raw: str, budg
             path = "narrow"
         else:
             path = "gemm"
-    nph = _phases(geom, cfg)
-    if geom.groups * nph > max_count[2]:
-        nph = 1
-    # Per phase: output positions and taps per axis, at most.
-    rows = geom.n * math.prod(-(-o // i) for o, i in zip(geom.so, geom.id)) if nph > 1 else geom.rows
-    kp = math.prod(-(-k // i) for k, i in zip(geom.k, geom.id)) if nph > 1 else geom.kp
+    nph, rows, kp = _phase_extents(geom, cfg, max_count)
     if path == "direct":
         p = _plan_direct(geom, has_bias, devkey, cfg, budget)
         if p is not None:
@@ -901,11 +908,7 @@ def _plan_coopmat(geom: _Geom, has_bias: bool, devkey: tuple, cfg_raw: str, budg
     the halves then)."""
     cfg = _parse_config(cfg_raw)["f16"]
     _, _, max_shared, max_inv, max_count, sgs, _ = devkey
-    nph = _phases(geom, cfg)
-    if geom.groups * nph > max_count[2]:
-        nph = 1
-    rows = geom.n * math.prod(-(-o // i) for o, i in zip(geom.so, geom.id)) if nph > 1 else geom.rows
-    kp = math.prod(-(-k // i) for k, i in zip(geom.k, geom.id)) if nph > 1 else geom.kp
+    nph, rows, kp = _phase_extents(geom, cfg, max_count)
     # Packing pays from 16 channels per group on and with more than one tap: with one, the
     # gathering kernel's loads are as contiguous (H100, 1x1 with 128 channels: 35 TFLOP/s
     # gathering, 23 packed).
