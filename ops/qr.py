@@ -249,8 +249,8 @@ def _make_plan(M: int, N: int) -> tuple[list, int]:
 
 
 # -- the loop budget (lavapipe: 65535 counted loop iterations per invocation) -------------------
-# Per-invocation costs of the kernels (a loop of n iterations costs n + 1, nested loops multiply,
-# [[unroll]] loops cost nothing; see launch.loop_budget). Where a budget is set, _kernel compiles
+# Per-invocation costs of the kernels (a loop of n iterations whose body's loops cost c costs
+# n(c + 1) + 1 + L, L the loops nested in it; [[unroll]] loops cost nothing; see launch.loop_budget). Where a budget is set, _kernel compiles
 # qr_update and qr_buildt with FIXED_TRIPS and never with QR_NO_UNROLL, which these assume.
 
 def _cdiv(a: int, b: int) -> int:
@@ -269,8 +269,10 @@ def _panel_cost(m: int, nb: int, wg: int, rpt: int, kk: int) -> int:
         reduce = wg + 1                                           # sum over the workgroup in shared
     rows = 0 if rpt else 2 * (_cdiv(m, wg) + 1)
     step = rows + reduce
+    # the loops in a column step: the two row passes (STREAM) and the reduction's one or two
+    nested = (0 if rpt else 2) + (2 if dev.has("shuffle") else 1)
     unroll_k = rpt and TUNE["sw_unroll_k" if dev.is_software else "unroll_k"]
-    columns = kk * step if unroll_k else kk * (step + 1) + 1
+    columns = kk * step if unroll_k else kk * (step + 1) + 1 + nested
     return 2 * (_cdiv(nb * nb, wg) + 1) + columns
 
 
@@ -279,14 +281,16 @@ def _update_cost(m: int, nb: int, cw: int) -> int:
     load of T, the reduction of W over KSPLIT groups and the product with T."""
     ksplit = _UPDATE_WG // ((nb // min(nb, 4)) * (cw // 4))
     w_loop = _cdiv(nb * cw, _UPDATE_WG)
-    return ((_cdiv(m, 64) + 1) + (_cdiv(nb * nb, _UPDATE_WG) + 1) + (w_loop * (ksplit + 2) + 1)
-            + (w_loop * (nb + 2) + 1) + (_cdiv(m, 128) + 1))
+    # the two loops over W's entries each hold one loop (KSPLIT partials; a row of T), so their
+    # exits count 2
+    return ((_cdiv(m, 64) + 1) + (_cdiv(nb * nb, _UPDATE_WG) + 1) + (w_loop * (ksplit + 2) + 2)
+            + (w_loop * (nb + 2) + 2) + (_cdiv(m, 128) + 1))
 
 
 def _buildt_cost(m: int, nb: int) -> int:
     """qr_buildt.comp with FIXED_TRIPS: the row tiles (RT = 64), T's recurrence by thread 0
     (k = 1 .. nb - 1, each summing k terms), the store of T."""
-    return (_cdiv(m, 64) + 1) + ((nb - 1) * nb // 2 + 2 * (nb - 1) + 1) + (_cdiv(nb * nb, 256) + 1)
+    return (_cdiv(m, 64) + 1) + ((nb - 1) * nb // 2 + 2 * (nb - 1) + 2) + (_cdiv(nb * nb, 256) + 1)
 
 
 def _util_cost(items: int) -> int:
