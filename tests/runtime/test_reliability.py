@@ -11,8 +11,9 @@ from vkbackend.runtime import compiler
 
 from tests.conftest import no_gpu_work
 
-HALF_SPECIALS = np.array([0.0, -0.0, np.nan, 6e-8, -6e-8, 65504.0, -65504.0, np.inf, 1.0, 0.0],
-                         np.float16)
+HALF_SPECIALS = np.concatenate([
+    np.array([0.0, -0.0, np.nan, 6e-8, -6e-8, 65504.0, -65504.0, np.inf, 1.0, 0.0], np.float16),
+    np.array([0x7D55, 0xFD01], np.uint16).view(np.float16)])  # NaNs with payloads: kept bit for bit
 
 
 def _halves(rng, n):

@@ -237,14 +237,27 @@ def absolute(x) -> Array:
 abs = absolute
 
 
-def _cast_half(a: Array, dtype: np.dtype) -> Array:
-    """float32 -> float16 or float16 -> float32 (primitives/cast_half.comp)."""
+def _cast_half(a: Array, dtype: np.dtype, bits: bool = False) -> Array:
+    """float32 -> float16 or float16 -> float32 (primitives/cast_half.comp); bits=True moves the
+    halves' bit patterns instead, float16 <-> uint32 (one half per word)."""
     out = Array.empty(a.shape, dtype)
     if a.size:
-        to_half = dtype == dtypes.float16
-        k = runtime.get().kernel("primitives/cast_half.comp", {"TO_HALF" if to_half else "FROM_HALF": 1}, _WG)
+        defines = {"TO_HALF" if dtype == dtypes.float16 else "FROM_HALF": 1}
+        if bits:
+            defines["BITS"] = 1
+        k = runtime.get().kernel("primitives/cast_half.comp", defines, _WG)
         k([a.buffer, out.buffer], [a.size, a.offset, out.offset], (grid_groups(a.size, _WG),))
     return out
+
+
+def half_bits(a: Array) -> Array:
+    """A float16 array's bit patterns, one per uint32 word (for the word-wise primitives)."""
+    return _cast_half(a, dtypes.uint32, bits=True)
+
+
+def from_half_bits(u: Array) -> Array:
+    """The float16 array whose bit patterns `u` (uint32, as half_bits gives them) holds."""
+    return _cast_half(u, dtypes.float16, bits=True)
 
 
 def astype(a: Array, dtype) -> Array:

@@ -27,7 +27,8 @@ import numpy as np
 from .. import dtypes, runtime
 from ..array import Array
 from .creation import asarray, zeros
-from .elementwise import broadcast_strides as _broadcast_strides, collapse_dims as _collapse
+from .elementwise import (broadcast_strides as _broadcast_strides, collapse_dims as _collapse, from_half_bits,
+                          half_bits)
 from .launch import budget_chunks, collective_cost, grid_groups
 
 __all__ = ["transpose", "moveaxis", "swapaxes", "strided_copy", "concatenate", "stack", "take",
@@ -926,8 +927,8 @@ def compress_mask(a, mask) -> Array:
         if e != me:
             raise IndexError(f"{name}: boolean index did not match indexed array along axis {d}; "
                              f"size of axis is {e} but size of corresponding boolean axis is {me}")
-    if half:  # the kernels move 32-bit words: select from a float32 copy (exact both ways)
-        return compress_mask(a.astype(dtypes.float32), m).astype(dtypes.float16)
+    if half:  # the kernels move 32-bit words: select the halves' bit patterns, one per word
+        return from_half_bits(compress_mask(half_bits(a), m))
     inner = a.shape[len(mshape):]
     rows = a.reshape((math.prod(mshape),) + inner)
     if isinstance(m, np.ndarray):
