@@ -10,6 +10,7 @@ from . import runtime as _runtime
 from .array import Array
 from .runtime.compiler import CompileError
 from .runtime.devices import Device, DeviceError
+from .primitives.launch import LoopBudgetError
 from .dtypes import bool_, float32, int32, uint32
 from .primitives.creation import (arange, array, asarray, empty, empty_like, full, full_like, ones,
                                   ones_like, zeros, zeros_like)

@@ -154,7 +154,8 @@ def test_budget_chunks(monkeypatch):
     assert launch.budget_chunks(101) == 2
     assert launch.budget_chunks(100, per_trip=2) == 2
     assert launch.budget_chunks(10, per_trip=10, reserve=10) == 2
-    with pytest.raises(launch.LoopBudgetError, match="loop budget of 101"):
+    assert vk.LoopBudgetError is launch.LoopBudgetError and issubclass(vk.LoopBudgetError, ValueError)
+    with pytest.raises(vk.LoopBudgetError, match="loop budget of 101"):
         launch.budget_chunks(5, per_trip=60, reserve=50)
     monkeypatch.setattr(launch, "loop_budget", lambda: None)
     assert launch.budget_chunks(10**12, per_trip=1000) == 1

@@ -1,7 +1,7 @@
 """Lazy recording: dispatches go into a kp.Sequence and run when the host needs data.
 
-A submit + wait costs ~45 us on an H100 even with the patched fence and a recorded dispatch ~3 us,
-so nothing submits per op: `synchronize` submits everything recorded (and the downloads) once.
+A submit + wait costs far more than recording a dispatch (tools/benchmarks/programs.py measures
+both), so nothing submits per op: `synchronize` submits everything recorded (and the downloads) once.
 Long graphs are flushed in chunks, without waiting, through two sequences used in turn.
 """
 from __future__ import annotations
