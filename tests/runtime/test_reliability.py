@@ -172,3 +172,11 @@ def test_comparison_with_none_follows_numpy():
         np.testing.assert_array_equal(got.numpy(), want)
     h = vk.asarray(np.ones(3, np.float16))  # needs no arithmetic on the halves
     np.testing.assert_array_equal((h == None).numpy(), [False] * 3)  # noqa: E711
+
+
+def test_float16_copy_keeps_every_bit(rng):
+    """astype(float16) of a float16 array, and .copy(), at odd offsets too: numpy's bits."""
+    x = _halves(rng, 101)
+    a = vk.asarray(x)
+    for got, want in ((a.copy(), x), (a.astype(np.float16), x), (a[3:].copy(), x[3:])):
+        np.testing.assert_array_equal(got.numpy().view(np.uint16), want.view(np.uint16))

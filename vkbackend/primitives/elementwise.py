@@ -263,8 +263,8 @@ def from_half_bits(u: Array) -> Array:
 def astype(a: Array, dtype) -> Array:
     dtype = dtypes.check(dtype, held=True)
     if dtypes.float16 in (dtype, a.dtype):  # through float32, in numpy's rounding (to nearest even)
-        if dtype == a.dtype:
-            return _cast_half(_cast_half(a, dtypes.float32), dtype)
+        if dtype == a.dtype:  # a copy: the bit patterns, NaN payloads included
+            return from_half_bits(half_bits(a))
         if a.dtype == dtypes.float16:
             f = _cast_half(a, dtypes.float32)
             return f if dtype == dtypes.float32 else astype(f, dtype)
