@@ -19,6 +19,8 @@ class Storage:
         rt = runtime.get()
         self.buffer = rt.pool.acquire(words)
         self._rt = rt  # set only once there is a buffer to give back
+        if rt.stream.capture is not None:  # an op being planned (primitives/recipes.py)
+            rt.stream.capture.allocated(self)
         if self._rt.poison:
             rt.stream.fill(self.buffer, POISON)
 

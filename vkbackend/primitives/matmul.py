@@ -30,6 +30,7 @@ import numpy as np
 from .. import dtypes, runtime
 from ..array import Array
 from . import launch
+from .recipes import recipe
 from .elementwise import collapse_dims
 
 __all__ = ["matmul", "gemm"]
@@ -348,6 +349,10 @@ def _check_product(m, n, k, lda, ldc, trans_a, batch, strides) -> None:
 
 
 # -- public API -------------------------------------------------------------------------------
+_ENV = ("VKBACKEND_MATMUL_CONFIG", "VKBACKEND_MATMUL_GROUP", "VKBACKEND_MATMUL_MIN_TILES")
+
+
+@recipe(env=_ENV)
 def matmul(x1, x2) -> Array:
     """numpy.matmul(x1, x2) (the `@` operator) in float32.
 
@@ -380,6 +385,7 @@ def matmul(x1, x2) -> Array:
     return out
 
 
+@recipe(env=_ENV)
 def gemm(a, b, trans_a: bool = False, trans_b: bool = False, alpha: float = 1.0, beta: float = 0.0,
          c: Array | None = None) -> Array:
     """C = alpha * op(A) @ op(B) + beta * C, recorded; returns C.

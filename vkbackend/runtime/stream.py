@@ -27,6 +27,7 @@ class Stream:
         self._pool = pool
         self.submitted = 0      # submit count so far == epoch of the newest submit
         self.completed = 0      # every submit up to this epoch has finished
+        self.capture = None     # a recipe capture (primitives/recipes.py) watching what is recorded
         self.stats = {"submits": 0, "dispatches": 0, "uploads": 0, "downloads": 0, "flushes": 0, "fills": 0}
 
     @property
@@ -55,18 +56,24 @@ class Stream:
         the next dispatch run beside it (the caller guarantees they touch disjoint data), as QR's
         look-ahead panel does."""
         with self.lock:  # inline, not @locked: every op passes here
+            if self.capture is not None:
+                self.capture.dispatch(pipeline, tensors, push, groups, barrier)
             self._begin_op().record_dispatch(pipeline, tensors, push, groups[0], groups[1], groups[2], barrier)
             self.stats["dispatches"] += 1
 
     @locked
     def fill(self, buf, word: int) -> None:
         """Record a fill of the whole buffer with one 32-bit word (a transfer, no shader)."""
+        if self.capture is not None:
+            self.capture.fill(buf.tensor, word)
         self._begin_op().record_fill(buf.tensor, word)
         self.stats["fills"] += 1
 
     @locked
     def upload(self, buf, words) -> None:
         """Copy `words` (uint32) into the buffer: written to staging now, copied to the device in order."""
+        if self.capture is not None:
+            self.capture.other()
         buf.staging()[: len(words)] = words
         buf.staged_epoch = self.next_epoch
         self._record(kp.OpTensorSyncDevice([buf.tensor]))
@@ -113,6 +120,8 @@ class Stream:
         of stateless work only: the same dispatches on the same buffers back to back, with no
         host recording in between. Work that carries state from one recording to the next (the
         chained scan's tile-state epochs) is wrong when run twice."""
+        if self.capture is not None:
+            self.capture.other()
         if not self._ops:
             return []
         self._await_other()
@@ -130,6 +139,8 @@ class Stream:
     @locked
     def synchronize(self, downloads=()) -> None:
         """Run everything recorded, copy `downloads` (Buffers) to their staging memory, wait once."""
+        if self.capture is not None:
+            self.capture.other()
         for buf in downloads:
             self._record(kp.OpTensorSyncLocal([buf.tensor]))
             self.stats["downloads"] += 1

@@ -1,0 +1,186 @@
+"""Recipes: an op's dispatches, captured on its first call and replayed for the same signature.
+
+Planning an op in Python (promotion, broadcasting, tile choice, splits under the loop budget)
+costs several times more host time than recording its dispatches. An op decorated with
+@recipe is planned once per signature: the first call runs normally while the stream captures
+what it records (the buffers it allocates, each dispatch's pipeline, bindings, push constants and
+grid); later calls with the same signature allocate the same buffers and record the same
+dispatches, skipping the planner.
+
+The signature is everything the plan may depend on: each Array argument's shape, dtype and
+offset and which arguments share storage; every other argument by value (floats by their bits,
+so -0.0 and NaN are told apart); the device, the loop budget and the environment variables the op
+declares. Ops whose recording is not a pure function of that (uploads, reads, fills other than
+poisoning, buffers that are neither an argument nor allocated by the op) are run plainly every
+time: the capture notices and marks the signature.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from .. import runtime
+from ..array import Array, Storage
+from ..runtime.memory import POISON
+from . import launch
+
+CAPACITY = 4096        # signatures kept (least recently used dropped)
+_PLAIN = object()      # a signature whose op cannot be replayed
+_cache: OrderedDict = OrderedDict()
+_stats = {"hits": 0, "captures": 0, "plain": 0}
+
+
+class _Unkeyable(Exception):
+    """An argument with no cheap, exact key (host data, lists of arrays): run the op plainly."""
+
+
+def _key_of(x, arrays: list):
+    t = type(x)
+    if t is Array:
+        arrays.append(x)
+        return (x.shape, x.dtype, x.offset)
+    if t is float:
+        return (float, x.hex())
+    if t is int or t is bool or t is str or x is None:
+        return (t, x)
+    if t is tuple:
+        return tuple(_key_of(v, arrays) for v in x)
+    if isinstance(x, np.generic):
+        return (x.dtype, x.tobytes())
+    if isinstance(x, (np.dtype, type)):
+        return x
+    raise _Unkeyable
+
+
+class Capture:
+    """What the stream records while an op is planned (Stream.capture points here)."""
+
+    def __init__(self, inputs: list):
+        self.thread = threading.get_ident()
+        self.storages: list = []      # allocated by the op, in order (kept alive until the end)
+        self.roles: dict = {}         # id(kp tensor) -> binding role
+        self.steps: list = []
+        self.ok = True
+        for s in inputs:
+            self.roles.setdefault(id(s.buffer.tensor), len(self.roles))
+        self.inputs = len(self.roles)
+
+    def allocated(self, storage) -> None:
+        if threading.get_ident() == self.thread:
+            self.storages.append(storage)
+            self.roles[id(storage.buffer.tensor)] = self.inputs + len(self.storages) - 1
+
+    def dispatch(self, pipeline, tensors, push: bytes, groups, barrier: bool) -> None:
+        roles = tuple(self.roles.get(id(t), -1) for t in tensors)
+        if -1 in roles:
+            self.ok = False  # a buffer the signature does not determine
+        self.steps.append((pipeline, roles, push, tuple(groups), barrier))
+
+    def fill(self, tensor, word: int) -> None:
+        # poisoning of the op's own fresh buffers is redone by Storage on replay
+        if word != POISON or self.roles.get(id(tensor), -1) < self.inputs:
+            self.ok = False
+
+    def other(self) -> None:
+        """An upload, a download or a submit: not replayable."""
+        self.ok = False
+
+
+class Recipe:
+    __slots__ = ("words", "steps", "result")
+
+    def __init__(self, words, steps, result):
+        self.words = words      # words of each buffer the op allocates
+        self.steps = steps      # (pipeline, roles, push, groups, barrier)
+        self.result = result    # (role, shape, dtype, offset), or a tuple of them
+
+    def replay(self, rt, inputs: list, arrays: list):
+        storages = inputs + [Storage(w) for w in self.words]
+        tensors = [s.buffer.tensor for s in storages]
+        dispatch = rt.stream.dispatch
+        for pipe, roles, push, groups, barrier in self.steps:
+            dispatch(pipe, [tensors[r] for r in roles], push, groups, barrier)
+        return _build(self.result, storages, arrays)
+
+
+def _build(spec, storages, arrays):
+    kind = spec[0]
+    if kind == "array":
+        _, role, shape, dtype, offset = spec
+        return Array(storages[role], shape, dtype, offset)
+    if kind == "arg":  # an argument returned as it is (gemm's c)
+        return arrays[spec[1]]
+    return tuple(_build(s, storages, arrays) for s in spec[1])
+
+
+def _describe(result, roles: dict, arrays: list):
+    """The result in roles (None where it is not made of arrays on known storage)."""
+    if isinstance(result, Array):
+        for i, a in enumerate(arrays):
+            if a is result:
+                return ("arg", i)
+        role = roles.get(id(result._storage.buffer.tensor))
+        return None if role is None else ("array", role, result.shape, result.dtype, result.offset)
+    if isinstance(result, tuple) and result:
+        parts = [_describe(r, roles, arrays) for r in result]
+        return None if None in parts else ("tuple", tuple(parts))
+    return None
+
+
+def recipe(env: tuple = ()):
+    """Decorate an op whose recording depends only on its signature (see the module docstring);
+    `env`: the environment variables its planner reads."""
+    def wrap(fn):
+        @functools.wraps(fn)
+        def op(*args, **kwargs):
+            rt = runtime.get()
+            stream = rt.stream
+            if stream.capture is not None:  # inside another op's capture: plan plainly
+                return fn(*args, **kwargs)
+            arrays: list = []
+            try:
+                key = (fn, _key_of(args, arrays), _key_of(tuple(sorted(kwargs.items())), arrays) if kwargs else None,
+                       id(rt.device), launch.loop_budget(), tuple(os.environ.get(v) for v in env))
+            except _Unkeyable:
+                return fn(*args, **kwargs)
+            storages = [a._storage for a in arrays]
+            if len(storages) > 1:  # which arguments share storage is part of the plan
+                key += (tuple(map(storages.index, storages)),)
+                storages = list(dict.fromkeys(storages))
+            with rt.lock:
+                found = _cache.get(key)
+                if found is _PLAIN:
+                    _stats["plain"] += 1
+                    return fn(*args, **kwargs)
+                if found is not None:
+                    _cache.move_to_end(key)
+                    _stats["hits"] += 1
+                    return found.replay(rt, storages, arrays)
+                cap = stream.capture = Capture(storages)
+                try:
+                    result = fn(*args, **kwargs)
+                finally:
+                    stream.capture = None
+                spec = _describe(result, cap.roles, arrays) if cap.ok else None
+                _cache[key] = _PLAIN if spec is None else Recipe(
+                    tuple(s.buffer.words for s in cap.storages), tuple(cap.steps), spec)
+                _stats["captures"] += 1
+                while len(_cache) > CAPACITY:
+                    _cache.popitem(last=False)
+                return result
+        return op
+    return wrap
+
+
+def stats() -> dict:
+    return dict(_stats, cached=len(_cache))
+
+
+def clear() -> None:
+    """Forget every recipe and zero the counters (tests that swap the device or a planner)."""
+    _cache.clear()
+    _stats.update(dict.fromkeys(_stats, 0))
