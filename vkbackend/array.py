@@ -26,8 +26,11 @@ class Storage:
 
     def __del__(self):
         rt = getattr(self, "_rt", None)
-        if rt is not None and runtime.is_open():
-            rt.release(self.buffer)
+        if rt is not None:
+            if runtime.is_open():
+                rt.release(self.buffer)
+            elif runtime.forked():  # a parent's buffer: destroying it in the child could hang
+                runtime.leak(self.buffer)
 
 
 def _normalize_shape(shape) -> tuple:

@@ -1,6 +1,7 @@
 """The process-wide runtime: device, buffer pool, recording stream, kernel and pipeline caches."""
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 
@@ -20,7 +21,8 @@ class Runtime:
         # thread waiting for the GPU releases the GIL.
         self.lock = threading.RLock()
         self.pool = Pool(mgr, self.device.max_storage_buffer_range, _pool_limit(self.device),
-                         parse_bytes(cap, "VKBACKEND_MEMORY_LIMIT") if cap else None, self.lock)
+                         parse_bytes(cap, "VKBACKEND_MEMORY_LIMIT") if cap else None, self.lock,
+                         host_backed=self.device.is_software)
         self.stream = Stream(mgr, self.pool, self.lock)
         self.pipelines = PipelineCache(mgr)
         self._kernels: dict = {}
@@ -65,6 +67,29 @@ def _pool_limit(device: Device) -> int:
 
 _runtime: Runtime | None = None
 _opening = threading.Lock()
+_forked_from: int | None = None  # in a child forked after the runtime opened: the parent's pid
+
+
+def _after_fork_in_child() -> None:
+    """The parent's Vulkan device does not survive fork(): in the child, destroying it hangs
+    (lavapipe waits for its queue thread, which the child lacks) and using it is undefined. Keep
+    every object of it alive for good, so nothing is destroyed at exit, and refuse to use it."""
+    global _runtime, _forked_from
+    if _runtime is not None:
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(_runtime))
+        _runtime, _forked_from = None, os.getppid()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def leak(obj) -> None:
+    """Keep `obj` alive until the process ends (a child's copy of a parent's Vulkan object)."""
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(obj))
+
+
+def forked() -> bool:
+    return _forked_from is not None
 
 
 def _warm_bindings(rt: Runtime) -> None:
@@ -80,6 +105,12 @@ def get() -> Runtime:
     """The process's runtime, opened on first use (by any thread, once)."""
     global _runtime
     if _runtime is None:
+        if _forked_from is not None:
+            raise RuntimeError(
+                f"vkbackend's device was opened by process {_forked_from} before it forked this one: "
+                "Vulkan objects do not survive fork(). Use multiprocessing with the 'spawn' or "
+                "'forkserver' start method (multiprocessing.get_context('spawn')), or open vkbackend "
+                "only in the child")
         with _opening:
             if _runtime is None:
                 rt = Runtime()

@@ -3,6 +3,7 @@ pool keeps and a retry when the device runs out of memory."""
 from __future__ import annotations
 
 import functools
+import mmap
 import re
 import threading
 
@@ -53,7 +54,19 @@ def parse_bytes(text: str, name: str) -> int:
     return int(float(m.group(1)) * 1024 ** " KMGT".index(m.group(2).upper() or " "))
 
 
+def _reserve_host(nbytes: int) -> None:
+    """Raise MemoryError unless the process can map `nbytes` more now. A software driver takes
+    device memory from the process's address space, and lavapipe crashes (SIGSEGV) instead of
+    failing when it cannot (under ulimit -v, or with overcommit off): ask the kernel first."""
+    try:
+        mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS).close()
+    except OSError:
+        raise MemoryError(f"the host cannot map {nbytes} more bytes") from None
+
+
 def _out_of_memory(e: Exception) -> bool:
+    if isinstance(e, MemoryError):
+        return True
     text = str(e)
     return "OutOfDeviceMemory" in text or "OutOfHostMemory" in text or "out of memory" in text.lower()
 
@@ -65,8 +78,10 @@ class Pool:
     once more. VKBACKEND_MEMORY_LIMIT caps what the pool holds in all, as if the device had that
     much memory."""
 
-    def __init__(self, manager, max_bytes: int, limit: int, capacity: int | None = None, lock=None):
+    def __init__(self, manager, max_bytes: int, limit: int, capacity: int | None = None, lock=None,
+                 host_backed: bool = False):
         self.lock = lock or threading.RLock()
+        self._host_backed = host_backed  # device memory is the process's own (lavapipe)
         self._mgr = manager
         self._max_bytes = max_bytes
         self.limit = limit
@@ -109,6 +124,8 @@ class Pool:
                 raise self._exhausted(need, f"VKBACKEND_MEMORY_LIMIT={self.capacity} bytes")
         for attempt in (0, 1):
             try:
+                if self._host_backed:
+                    _reserve_host(2 * need)  # buffer and staging
                 tensor = self._mgr.tensor_t(np.zeros(cls, np.uint32), kp.TensorTypes.device)
                 break
             except Exception as e:  # noqa: BLE001 - kp raises RuntimeError for vk::OutOfDeviceMemoryError

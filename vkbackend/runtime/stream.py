@@ -13,6 +13,7 @@ import kp
 
 from .memory import locked
 
+WAIT_SLICE_NS = 50_000_000  # a wait returns to Python this often, so Ctrl-C lands promptly
 FLUSH_AFTER = 4096  # recorded operations per chunk (each keeps a kp op alive until its submit completes)
 
 
@@ -27,6 +28,7 @@ class Stream:
         self._pool = pool
         self.submitted = 0      # submit count so far == epoch of the newest submit
         self.completed = 0      # every submit up to this epoch has finished
+        self._interrupted = False  # a wait was interrupted with the current sequence in flight
         self.capture = None     # a recipe capture (primitives/recipes.py) watching what is recorded
         self.stats = {"submits": 0, "dispatches": 0, "uploads": 0, "downloads": 0, "flushes": 0, "fills": 0}
 
@@ -82,8 +84,7 @@ class Stream:
     def _await_other(self) -> None:
         """Wait for the other sequence's submit if it is still running; it is complete after."""
         other = 1 - self._cur
-        if self._seqs[other].is_running():
-            self._seqs[other].eval_await()
+        self._wait(self._seqs[other])
         self.completed = max(self.completed, self._epochs[other])
 
     def _submit(self, wait: bool) -> None:
@@ -92,17 +93,42 @@ class Stream:
         self._epochs[self._cur] = self.submitted
         self.stats["submits"] += 1
         self._ops = 0
+        seq.eval_async()
         if not wait:
-            seq.eval_async()
             return
-        seq.eval()
+        try:
+            self._wait(seq)
+        except BaseException:  # Ctrl-C: the work runs on; the next operation settles it first
+            self._interrupted = True
+            self._ops = FLUSH_AFTER  # so that the next recording goes through flush()
+            raise
         self._await_other()
         self.completed = self.submitted
         seq.clear()  # drops the recorded ops and the pipelines and buffers they held
 
+    @staticmethod
+    def _wait(seq) -> None:
+        """Wait for a submitted sequence in slices, so that a KeyboardInterrupt (raised between
+        them) lands within WAIT_SLICE_NS whatever the work's length."""
+        while seq.is_running():
+            seq.eval_await(WAIT_SLICE_NS)
+
+    def _settle(self) -> None:
+        """After an interrupted wait: finish waiting for the sequence left in flight (it holds no
+        unsubmitted work) and make it the empty current one again."""
+        seq = self._seqs[self._cur]
+        self._wait(seq)
+        self._await_other()
+        self.completed = max(self.completed, self._epochs[self._cur])
+        seq.clear()
+        self._ops = 0
+        self._interrupted = False
+
     @locked
     def flush(self) -> None:
         """Submit what is recorded without waiting, and record on into the other sequence."""
+        if self._interrupted:
+            self._settle()
         if self._ops == 0:
             return
         other = 1 - self._cur
@@ -122,6 +148,8 @@ class Stream:
         chained scan's tile-state epochs) is wrong when run twice."""
         if self.capture is not None:
             self.capture.other()
+        if self._interrupted:
+            self._settle()
         if not self._ops:
             return []
         self._await_other()
@@ -139,6 +167,8 @@ class Stream:
     @locked
     def synchronize(self, downloads=()) -> None:
         """Run everything recorded, copy `downloads` (Buffers) to their staging memory, wait once."""
+        if self._interrupted:
+            self._settle()
         if self.capture is not None:
             self.capture.other()
         for buf in downloads:
