@@ -19,7 +19,10 @@ from .primitives.elementwise import (abs, absolute, add, astype, divide, equal, 
                                      negative, not_equal, sqrt, subtract, true_divide, where)
 from .primitives.reduce import *  # noqa: F401,F403
 from .primitives.scan import *  # noqa: F401,F403
-from .primitives.gather import *  # noqa: F401,F403
+from .primitives.layout import *  # noqa: F401,F403
+from .primitives.indexing import *  # noqa: F401,F403
+from .primitives.scatter import *  # noqa: F401,F403
+from .primitives.compaction import *  # noqa: F401,F403
 from .primitives.matmul import *  # noqa: F401,F403
 
 # ops/ sits at the top of a checkout; installed, it is the subpackage vkbackend/ops.

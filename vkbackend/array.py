@@ -150,13 +150,13 @@ class Array:
 
     def __getitem__(self, key):
         """Integers and unit-step slices on leading axes are views (handled here, the hot path);
-        masks, integer arrays, stepped slices and the rest go to gather.getitem."""
-        from .primitives import gather
+        masks, integer arrays, stepped slices and the rest go to primitives/getitem.py."""
+        from .primitives.getitem import getitem
         original = key
         if not isinstance(key, tuple):
             key = (key,)
         if len(key) > self.ndim:
-            return gather.getitem(self, original)
+            return getitem(self, original)
         view = self
         for pos, k in enumerate(key):
             n = view.shape[0]
@@ -169,11 +169,11 @@ class Array:
             elif isinstance(k, slice):
                 start, stop, step = k.indices(n)
                 if step != 1 or pos != len(key) - 1:
-                    return gather.getitem(self, original)
+                    return getitem(self, original)
                 count = max(0, stop - start)
                 view = Array(view._storage, (count,) + view.shape[1:], view.dtype, view.offset + start * inner)
             else:
-                return gather.getitem(self, original)
+                return getitem(self, original)
         return view
 
     def astype(self, dtype) -> "Array":
@@ -226,8 +226,8 @@ class Array:
 
     @property
     def T(self) -> "Array":
-        from .primitives import gather
-        return gather.transpose(self)
+        from .primitives.layout import transpose
+        return transpose(self)
 
     def _reduction(name):
         def method(self, *args, **kwargs):

@@ -9,7 +9,14 @@
 // @variants OP_SCATTER_ADD T=float T_IS_FLOAT RANK=1|3 ?IDX_SIGNED
 // @variants OP_SCATTER_ADD T=int|uint RANK=2 IDX_SIGNED
 // @variants OP_SCATTER_ADD_ORDERED T=float RANK=1|3 ?IDX_SIGNED
-// Indexed copies along one axis: take, take_along_axis, put_along_axis, scatter_add, fancy getitem.
+// @variants OP_CLAIM|OP_SCATTER MODE_WRAP|MODE_CLIP RANK=1 IDX_SIGNED
+// @variants OP_GATHER|OP_SCATTER CHECK RANK=2 ?IDX_SIGNED
+// @variants OP_SCATTER LAST_WINS CHECK RANK=1 IDX_SIGNED
+// @variants OP_SCATTER_ADD T=float T_IS_FLOAT CHECK RANK=1 IDX_SIGNED
+// @variants OP_SCATTER_ADD_ORDERED T=float CHECK RANK=2 IDX_SIGNED
+// @variants OP_FLAG_VALUE
+// Indexed copies along one axis: take, take_along_axis, put, put_along_axis, scatter_add, fancy
+// getitem.
 //
 // One invocation per element of an iteration space of RANK (collapsed) dims, C order. Three
 // operands walk it, each with its own signed element strides (0 where broadcast):
@@ -28,17 +35,21 @@
 //                    space is the destination; each element sums, in index order, the contributions
 //                    of its fiber that target it: W[off_W + rel] = B[off_B + rel] + sum D[...]
 //                    with rel = sum(c_d * sB_d). O(axis_len * M) work per fiber.
-// Index normalization (device-resident indices are not checked on the host):
+// Index normalization (host indices arrive normalized; device-resident ones are used as they are):
 //   default (numpy mode='raise'): negative indices count from the end; what is still out of range
 //     is clamped by gathers and dropped by scatters (never an out-of-bounds access);
 //   MODE_WRAP: modulo axis_len; MODE_CLIP: clamped to [0, axis_len) (negatives too, as numpy).
-// Defines: OP_*, RANK (>= 1), IDX_SIGNED (int32 indices), T (scatter-add element type), MODE_*.
-// Bindings: 0 D, 1 I, 2 B, 3 W (claim words or the ordered output; a dummy otherwise).
+// CHECK (the checked mode of mode='raise', reported by the host at the next sync): F[0] keeps the
+//   smallest position in I of an index mode='raise' refuses (atomicMin; all ones: none), and
+//   OP_FLAG_VALUE, one invocation dispatched after the op, copies I[F[0]] into F[1].
+// Defines: OP_*, RANK (>= 1), IDX_SIGNED (int32 indices), T (scatter-add element type), MODE_*,
+//   CHECK.
+// Bindings: 0 D, 1 I, 2 B, 3 W (claim words or the ordered output; a dummy otherwise), 4 F (CHECK).
 // Push words: n, axis_len, axis_stride (ORDERED: M, the contributions per fiber), off_D, off_I,
 //   off_B, shape[RANK], sD[RANK], sI[RANK], sB[RANK]; ORDERED adds off_W, I axis stride,
 //   D axis stride, the collapsed dim that is the axis.
 #if !defined(OP_GATHER) && !defined(OP_CLAIM) && !defined(OP_SCATTER) && !defined(OP_SCATTER_ADD) \
-    && !defined(OP_SCATTER_ADD_ORDERED)
+    && !defined(OP_SCATTER_ADD_ORDERED) && !defined(OP_FLAG_VALUE)
 #define OP_GATHER 1  // the default makes the file compile on its own
 #endif
 #ifndef RANK
@@ -57,6 +68,19 @@ layout(std430, binding = 0) buffer Direct { uint d_[]; };
 layout(std430, binding = 1) readonly buffer Indices { uint i_[]; };
 layout(std430, binding = 2) buffer Base { uint b_[]; };
 layout(std430, binding = 3) buffer Claim { uint w_[]; };
+#ifdef OP_FLAG_VALUE
+#define CHECK 1
+#endif
+#ifdef CHECK
+layout(std430, binding = 4) buffer Flags { uint f_[]; };
+#endif
+
+// The checked mode notes where mode='raise' would have raised; elsewhere this is nothing.
+void note_bad(bool ok, int pos) {
+#ifdef CHECK
+    if (!ok) atomicMin(f_[0], uint(pos));
+#endif
+}
 
 int stride(uint operand, int k) { return int(p.w[HEAD + RANK * (1u + operand) + uint(k)]); }
 
@@ -122,6 +146,11 @@ void atomic_add_bits(uint pos, T v) {
 }
 #endif
 
+#ifdef OP_FLAG_VALUE
+void main() {
+    if (gl_GlobalInvocationID.x == 0u && f_[0] != 0xFFFFFFFFu) f_[1] = i_[f_[0]];
+}
+#else
 void main() {
     uint n = p.w[0];
     uint axis_len = p.w[1];
@@ -144,13 +173,16 @@ void main() {
         T acc = load_t(b_[pb]);
         for (uint j = 0u; j < m; ++j) {
             bool ok;
-            uint idx = normalize_index(pi + int(j) * i_axis_stride, axis_len, ok);
+            int at = pi + int(j) * i_axis_stride;
+            uint idx = normalize_index(at, axis_len, ok);
+            note_bad(ok, at);
             if (ok && idx == target) acc += load_t(d_[pd + int(j) * d_axis_stride]);
         }
         w_[int(off_w) + rel] = to_bits(acc);
 #else
         bool ok;
         uint idx = normalize_index(pi, axis_len, ok);
+        note_bad(ok, pi);
         pb += int(idx) * axis_stride;
 #if defined(OP_GATHER)
         d_[pd] = b_[pb];
@@ -169,3 +201,4 @@ void main() {
 #endif
     }
 }
+#endif

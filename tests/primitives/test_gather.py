@@ -2,7 +2,7 @@
 import numpy as np
 
 import vkbackend as vk
-from vkbackend.primitives import gather
+from vkbackend.primitives.getitem import getitem
 from tests.conftest import random_array
 
 
@@ -18,7 +18,7 @@ def test_chain_of_gathers_and_transposes_is_one_submit(rng):
     t = vk.transpose(a)                                  # (50, 40), tiled
     u = vk.take(t, i1, axis=1)                           # (50, 30)
     v = vk.take_along_axis(u, i2, 0)                     # (7, 30)
-    w = vk.concatenate([v, gather.getitem(v, np.s_[::-1])], axis=0)  # (14, 30)
+    w = vk.concatenate([v, getitem(v, np.s_[::-1])], axis=0)  # (14, 30)
     y = vk.moveaxis(w.reshape(2, 7, 30), 0, -1)          # (7, 30, 2), strided
     z = vk.scatter_add(vk.swapaxes(y, 0, 1).reshape(30, 14), i3.T, 1.0, axis=1)  # (30, 14)
     vk.put_along_axis(z, np.zeros((30, 1), int), -5.0, 1)

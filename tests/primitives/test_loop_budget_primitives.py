@@ -8,7 +8,7 @@ import pytest
 
 import vkbackend as vk
 from vkbackend import dtypes, runtime
-from vkbackend.primitives import gather, launch, reduce, scan
+from vkbackend.primitives import compaction, launch, reduce, scan
 
 from tests.conftest import h200_like
 
@@ -215,10 +215,10 @@ def test_compaction_of_a_long_mask(rng):
 def test_compaction_scan_in_several_dispatches(rng, planned_budget, no_poison):
     """A budget that lets the scan of the tile counts walk few tiles per dispatch."""
     step = launch.collective_cost(256) + 1  # one trip of PASS_SCAN: 256 tile counts
-    budget = planned_budget(max(1 + step, 1 + gather._scatter_trip()))
+    budget = planned_budget(max(1 + step, 1 + compaction._scatter_trip()))
     tiles = 256 * ((budget - 1) // step) + 5
     n = 256 * 8 * tiles - 3
-    ranges = gather._scan_ranges(tiles)
+    ranges = compaction._scan_ranges(tiles)
     assert len(ranges) > 1
     mask = vk.asarray(rng.random(n) < 0.5)
     host = mask.numpy()

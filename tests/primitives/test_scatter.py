@@ -192,3 +192,58 @@ def test_scatter_add_bad_inputs(rng):
             vk.scatter_add(f, idx, 1.0, 2)
         with pytest.raises(ValueError, match="at least one dimension"):
             vk.scatter_add(f.reshape(20)[0], [0], 1.0)
+
+
+# -- put -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_put_modes_duplicates_and_repeated_values(rng, dtype, sg):
+    for shape in [(sg + 1,), (3, 7), (2, 3, 4)]:
+        n = int(np.prod(shape))
+        for mode in ("raise", "wrap", "clip"):
+            m = int(rng.integers(1, 3 * n))
+            lo, hi = (-n, n) if mode == "raise" else (-3 * n, 3 * n)
+            ind = rng.integers(lo, hi, m)                 # duplicates likely: the last one wins
+            for v in (random_array(rng, (m,), dtype), random_array(rng, (int(rng.integers(1, 5)),), dtype),
+                      random_array(rng, (), dtype)):
+                x = random_array(rng, shape, dtype)
+                a = vk.asarray(x)
+                assert vk.put(a, ind, v, mode=mode) is None
+                np.put(x, ind, v, mode=mode)
+                check(a, x)
+                x = random_array(rng, shape, dtype)      # device indices and values
+                a = vk.asarray(x)
+                vk.put(a, dev_idx(ind), vk.asarray(v), mode=mode)
+                np.put(x, ind, v, mode=mode)
+                check(a, x)
+
+
+def test_put_casts_views_and_uint_indices(rng):
+    x = random_array(rng, (6, 5), np.int32)
+    a = vk.asarray(x)
+    vk.put(a[2:4], [0, 9, -1], [1.7, -2.2, 3.9])     # a view writes into its parent; floats cast
+    np.put(x[2:4], [0, 9, -1], [1.7, -2.2, 3.9])
+    ind = rng.integers(0, 30, (2, 4))
+    vk.put(a, dev_idx(ind, np.uint32), vk.asarray(np.arange(8, dtype=np.float32)), unique_indices=False)
+    np.put(x, ind, np.arange(8, dtype=np.float32))
+    vk.put(a, [], [5])                                # nothing to put
+    vk.put(a, [1, 2], [])                             # numpy: an empty `v` puts nothing
+    check(a, x)
+
+
+def test_put_bad_inputs(rng):
+    a = vk.asarray(random_array(rng, (3, 4), np.float32))
+    empty = vk.asarray(np.zeros((0,), np.float32))
+    with no_gpu_work():
+        with pytest.raises(IndexError, match="index 12 is out of bounds for axis 0 with size 12"):
+            vk.put(a, [0, 12], 1.0)
+        with pytest.raises(IndexError, match="empty array"):
+            vk.put(empty, [0], 1.0)
+        with pytest.raises(ValueError, match="mode"):
+            vk.put(a, [0], 1.0, mode="fill")
+        with pytest.raises(TypeError, match="integers"):
+            vk.put(a, [0.5], 1.0)
+        with pytest.raises(TypeError, match="values"):
+            vk.put(a, [0], "x")
+        with pytest.raises(TypeError, match="vk.Array"):
+            vk.put(np.zeros(3), [0], 1.0)

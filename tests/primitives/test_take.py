@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import vkbackend as vk
-from vkbackend.primitives import gather
+from vkbackend.primitives.getitem import getitem
 from tests.conftest import no_gpu_work, random_array
 
 DTYPES = [np.float32, np.int32, np.uint32, np.bool_]
@@ -148,7 +148,7 @@ def test_getitem_stepped_slices_ellipsis_none(rng):
             np.s_[:, 1], np.s_[-1, :, None, 2:8:5], np.s_[:, :, :], np.s_[3:3], np.s_[..., None],
             np.s_[1:, -2], np.s_[2, 3, 4]]
     for key in keys:
-        check(gather.getitem(a, key), x[key])
+        check(getitem(a, key), x[key])
 
 
 def test_getitem_contiguous_results_are_views(rng):
@@ -157,10 +157,10 @@ def test_getitem_contiguous_results_are_views(rng):
     vk.synchronize()
     d0 = vk.stats()["dispatches"]
     for key in [np.s_[None], np.s_[2, ...], np.s_[1:3, None], np.s_[:, :, :], np.s_[3, 2]]:
-        v = gather.getitem(a, key)
+        v = getitem(a, key)
         assert v._storage is a._storage and v.shape == x[key].shape
     assert vk.stats()["dispatches"] == d0
-    check(gather.getitem(a, np.s_[3, 2]), x[3, 2])
+    check(getitem(a, np.s_[3, 2]), x[3, 2])
 
 
 def test_getitem_integer_arrays(rng):
@@ -172,18 +172,18 @@ def test_getitem_integer_arrays(rng):
             (2, i2), (i0, 3), (2, slice(None), [1, 5]), (slice(None, None, -1), None, i2),
             ([[1], [2]], slice(2, 5))]
     for key in keys:
-        check(gather.getitem(a, key), x[key])
-    check(gather.getitem(a, (slice(None), dev_idx(i2))), x[:, i2])
+        check(getitem(a, key), x[key])
+    check(getitem(a, (slice(None), dev_idx(i2))), x[:, i2])
 
 
 def test_getitem_bool_mask(rng):
     x = random_array(rng, (6, 5), np.int32)
     a = vk.asarray(x)
     m = x > 0
-    check(gather.getitem(a, vk.asarray(m)), x[m])
-    check(gather.getitem(a, m[:, 0]), x[m[:, 0]])
-    check(gather.getitem(a, (vk.asarray(m[:, 0]), Ellipsis)), x[m[:, 0], ...])
-    check(gather.getitem(a, list(m[:, 1])), x[list(m[:, 1])])
+    check(getitem(a, vk.asarray(m)), x[m])
+    check(getitem(a, m[:, 0]), x[m[:, 0]])
+    check(getitem(a, (vk.asarray(m[:, 0]), Ellipsis)), x[m[:, 0], ...])
+    check(getitem(a, list(m[:, 1])), x[list(m[:, 1])])
 
 
 def test_getitem_bad_inputs(rng):
@@ -191,22 +191,22 @@ def test_getitem_bad_inputs(rng):
     m = vk.asarray(np.ones((3, 4), bool))
     with no_gpu_work():
         with pytest.raises(IndexError, match="too many indices"):
-            gather.getitem(a, (0, 0, 0))
+            getitem(a, (0, 0, 0))
         with pytest.raises(IndexError, match="single ellipsis"):
-            gather.getitem(a, (Ellipsis, Ellipsis))
+            getitem(a, (Ellipsis, Ellipsis))
         with pytest.raises(IndexError, match="index 3 is out of bounds for axis 0"):
-            gather.getitem(a, (3, slice(None)))
+            getitem(a, (3, slice(None)))
         with pytest.raises(IndexError, match="out of bounds for axis 1 with size 4"):
-            gather.getitem(a, (slice(None), [0, 4]))
+            getitem(a, (slice(None), [0, 4]))
         with pytest.raises(IndexError, match="at most one integer array"):
-            gather.getitem(a, ([0], [1]))
+            getitem(a, ([0], [1]))
         with pytest.raises(IndexError, match="integer or boolean"):
-            gather.getitem(a, [0.5])
+            getitem(a, [0.5])
         with pytest.raises(IndexError, match="boolean scalar"):
-            gather.getitem(a, True)
+            getitem(a, True)
         with pytest.raises(IndexError, match="valid indices"):
-            gather.getitem(a, "x")
+            getitem(a, "x")
         with pytest.raises(IndexError, match="first index"):
-            gather.getitem(a, (slice(None), m))
+            getitem(a, (slice(None), m))
         with pytest.raises(IndexError, match="did not match"):
-            gather.getitem(a, np.ones(4, bool))
+            getitem(a, np.ones(4, bool))

@@ -28,6 +28,7 @@ class Stream:
         self._pool = pool
         self.submitted = 0      # submit count so far == epoch of the newest submit
         self.completed = 0      # every submit up to this epoch has finished
+        self._checks = []       # (check, buffers) for the next synchronize: see add_check
         self._interrupted = False  # a wait was interrupted with the current sequence in flight
         self.capture = None     # a recipe capture (primitives/recipes.py) watching what is recorded
         self.stats = {"submits": 0, "dispatches": 0, "uploads": 0, "downloads": 0, "flushes": 0, "fills": 0}
@@ -165,18 +166,34 @@ class Stream:
         return took
 
     @locked
+    def add_check(self, check, buffers=()) -> None:
+        """Have the next synchronize download `buffers` too and then call `check()` once: a
+        post-sync check (the checked mode of device indices). What it raises comes out of that
+        synchronize, after the wait, with everything recorded complete."""
+        self._checks.append((check, tuple(buffers)))
+
+    @locked
     def synchronize(self, downloads=()) -> None:
-        """Run everything recorded, copy `downloads` (Buffers) to their staging memory, wait once."""
+        """Run everything recorded, copy `downloads` (Buffers) to their staging memory, wait once,
+        then run the post-sync checks (the first to raise ends it; all are dropped either way)."""
         if self._interrupted:
             self._settle()
+        checks, self._checks = self._checks, []
+        downloads = list(downloads) + [b for _, bufs in checks for b in bufs]
         if self.capture is not None:
             self.capture.other()
         for buf in downloads:
             self._record(kp.OpTensorSyncLocal([buf.tensor]))
             self.stats["downloads"] += 1
         if self._ops:
-            self._submit(wait=True)
+            try:
+                self._submit(wait=True)
+            except BaseException:
+                self._checks[:0] = checks  # the interrupted sync's checks run at the next one
+                raise
         else:
             self._await_other()
             self.completed = self.submitted
         self._pool.collect(self.completed)
+        for check, _ in checks:
+            check()
