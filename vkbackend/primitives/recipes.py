@@ -59,11 +59,13 @@ def _key_of(x, arrays: list):
 class Capture:
     """What the stream records while an op is planned (Stream.capture points here)."""
 
-    def __init__(self, inputs: list):
+    def __init__(self, inputs: list, poisons: bool):
         self.thread = threading.get_ident()
+        self.poisons = poisons
         self.storages: list = []      # allocated by the op, in order (kept alive until the end)
         self.roles: dict = {}         # id(kp tensor) -> binding role
         self.steps: list = []
+        self.poisoning = None
         self.ok = True
         for s in inputs:
             self.roles.setdefault(id(s.buffer.tensor), len(self.roles))
@@ -73,6 +75,8 @@ class Capture:
         if threading.get_ident() == self.thread:
             self.storages.append(storage)
             self.roles[id(storage.buffer.tensor)] = self.inputs + len(self.storages) - 1
+            if self.poisons:  # Storage fills it with POISON next
+                self.poisoning = id(storage.buffer.tensor)
 
     def dispatch(self, pipeline, tensors, push: bytes, groups, barrier: bool) -> None:
         roles = tuple(self.roles.get(id(t), -1) for t in tensors)
@@ -81,9 +85,11 @@ class Capture:
         self.steps.append((pipeline, roles, push, tuple(groups), barrier))
 
     def fill(self, tensor, word: int) -> None:
-        # poisoning of the op's own fresh buffers is redone by Storage on replay
-        if word != POISON or self.roles.get(id(tensor), -1) < self.inputs:
+        # Storage's poisoning of a buffer it just allocated is redone by Storage on replay; any
+        # other fill (even of the same word) belongs to the op and is not replayed
+        if word != POISON or id(tensor) != self.poisoning:
             self.ok = False
+        self.poisoning = None
 
     def other(self) -> None:
         """An upload, a download or a submit: not replayable."""
@@ -160,7 +166,7 @@ def recipe(env: tuple = ()):
                     _cache.move_to_end(key)
                     _stats["hits"] += 1
                     return found.replay(rt, storages, arrays)
-                cap = stream.capture = Capture(storages)
+                cap = stream.capture = Capture(storages, rt.poison)
                 try:
                     result = fn(*args, **kwargs)
                 finally:
