@@ -103,8 +103,30 @@ class Array:
         return host.astype(bool) if self.dtype == dtypes.bool_ else host.copy()
 
     def __array__(self, dtype=None, copy=None):
+        """numpy 2's protocol: always a host copy, so copy=False (no copy allowed) raises."""
+        if copy is False:
+            raise ValueError("Unable to avoid copy while creating an array as requested: a vk.Array "
+                             "lives in device memory. Use np.asarray(x) (a host copy) or x.numpy()")
         a = self.numpy()
         return a if dtype is None else a.astype(dtype, copy=False)
+
+    # numpy functions and ufuncs run on the device or raise TypeError (vkbackend/interop.py)
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from . import interop
+        return interop.array_ufunc(ufunc, method, *inputs, **kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        from . import interop
+        return interop.array_function(func, types, args, kwargs)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule of a host copy (vk.Array exports only to the host; see interop.py)."""
+        from . import interop
+        return interop.dlpack(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self) -> tuple:
+        from . import interop
+        return interop.dlpack_device(self)
 
     def tolist(self):
         return self.numpy().tolist()
