@@ -62,12 +62,13 @@ def planned_budget(monkeypatch):
     """planned_budget(n): the planners see a loop budget of n (at most the device's; it may be set
     again, higher or lower); the kernels keep the device's own."""
     from vkbackend.ops import layernorm
+    from vkbackend.ops.conv import loops as conv_loops
     from vkbackend.primitives import launch, reduce, scan
     real = launch.loop_budget()
 
     def set_(n):
         value = n if real is None else min(n, real)
-        for mod in (launch, reduce, scan, layernorm):
+        for mod in (launch, reduce, scan, layernorm, conv_loops):
             monkeypatch.setattr(mod, "loop_budget", lambda: value)
         return value
     return set_

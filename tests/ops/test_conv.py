@@ -12,9 +12,8 @@ import pytest
 
 import vkbackend as vk
 from vkbackend import runtime
+from vkbackend.ops.conv import geometry, kernels, plan_f16, plan_f32, record, select, tuning
 from tests.conftest import no_gpu_work
-
-conv_mod = __import__("vkbackend.ops.conv", fromlist=["plan"])
 
 
 # -- references -------------------------------------------------------------------------------
@@ -375,19 +374,19 @@ def test_pointwise_as_batched_matmul(rng, monkeypatch):
 def test_pointwise_matmul_rules():
     """By default on hardware from 128 output channels and 256 positions (no GPU work)."""
     def geom(n, c, h, co, s=1, p=0):
-        return conv_mod._geometry("t", (n, c, h, h), (co, c, 1, 1), 2, (s, s), (p, p), (p, p), (1, 1), (1, 1),
-                                  1, False, False)
+        return geometry.build("t", (n, c, h, h), (co, c, 1, 1), 2, (s, s), (p, p), (p, p), (1, 1), (1, 1),
+                              1, False, False)
     key, sw = _h100_key(), ("llvmpipe", True) + _h100_key()[2:]
     with no_gpu_work():
-        assert conv_mod._pointwise_matmul(geom(32, 128, 28, 128), False, key, "")
-        assert conv_mod._pointwise_matmul(geom(32, 64, 56, 256).backward_input(), False, key, "") is False
-        assert conv_mod._pointwise_matmul(geom(32, 256, 56, 64).backward_input(), False, key, "")
-        assert not conv_mod._pointwise_matmul(geom(8, 512, 7, 2048), False, key, "")      # 49 positions
-        assert not conv_mod._pointwise_matmul(geom(32, 128, 28, 128), True, key, "")      # bias
-        assert not conv_mod._pointwise_matmul(geom(32, 128, 28, 128, s=2), False, key, "")
-        assert not conv_mod._pointwise_matmul(geom(32, 128, 28, 128), False, sw, "")
-        assert conv_mod._pointwise_matmul(geom(2, 4, 3, 4), False, sw, "fwd.path=matmul")
-        assert not conv_mod._pointwise_matmul(geom(32, 128, 28, 128), False, key, "fwd.path=gemm")
+        assert select.pointwise_matmul(geom(32, 128, 28, 128), False, key, "")
+        assert select.pointwise_matmul(geom(32, 64, 56, 256).backward_input(), False, key, "") is False
+        assert select.pointwise_matmul(geom(32, 256, 56, 64).backward_input(), False, key, "")
+        assert not select.pointwise_matmul(geom(8, 512, 7, 2048), False, key, "")      # 49 positions
+        assert not select.pointwise_matmul(geom(32, 128, 28, 128), True, key, "")      # bias
+        assert not select.pointwise_matmul(geom(32, 128, 28, 128, s=2), False, key, "")
+        assert not select.pointwise_matmul(geom(32, 128, 28, 128), False, sw, "")
+        assert select.pointwise_matmul(geom(2, 4, 3, 4), False, sw, "fwd.path=matmul")
+        assert not select.pointwise_matmul(geom(32, 128, 28, 128), False, key, "fwd.path=gemm")
 
 
 @pytest.mark.parametrize("case", [
@@ -405,9 +404,9 @@ def test_phase_split(rng, case):
     if kind == "vjp":
         y = ref_conv(x, w, **params)
         g = rand(rng, *y.shape)
-        geom = conv_mod._geometry("t", xs, ws, nd, *(_tup(params[k], nd) for k in ("stride", "padding", "padding",
-                                  "dilation")), (1,) * nd, params["groups"], False, False).backward_input()
-        assert dict(conv_mod.plan("forward", geom).defines).get("PHASED") == 1
+        geom = geometry.build("t", xs, ws, nd, *(_tup(params[k], nd) for k in ("stride", "padding", "padding",
+                          "dilation")), (1,) * nd, params["groups"], False, False).backward_input()
+        assert dict(select.plan("forward", geom).defines).get("PHASED") == 1
         dx = vk.conv_vjp(x, w, g, **params, weight_grad=False)[0].numpy()
         ref_dx = np.zeros(x.shape)
         e = np.zeros(x.shape)
@@ -446,11 +445,11 @@ def test_narrow_path(rng, case):
     kind, xs, ws, params, phased = case
     x, w = rand(rng, *xs), rand(rng, *ws)
     nd = len(xs) - 2
-    geom = conv_mod._geometry("t", xs, ws, nd, *(_tup(params[k], nd) for k in ("stride", "padding", "padding",
-                              "dilation")), (1,) * nd, params["groups"], False, False)
+    geom = geometry.build("t", xs, ws, nd, *(_tup(params[k], nd) for k in ("stride", "padding", "padding",
+                          "dilation")), (1,) * nd, params["groups"], False, False)
     if kind == "vjp":
         geom = geom.backward_input()
-    p = conv_mod.plan("forward", geom, kind == "fwd")
+    p = select.plan("forward", geom, kind == "fwd")
     defines = dict(p.defines)
     assert defines.get("NARROW") == 1 and defines.get("PHASED", 0) == int(phased), p
     f = getattr(vk, f"conv{nd}d")
@@ -550,7 +549,7 @@ def test_float16_kernel_configs(rng, monkeypatch, config):
 
 
 def _gathers_if_it_can(used):
-    has = conv_mod._coopmat_key(runtime.get().device) is not None
+    has = kernels.coopmat_key(runtime.get().device) is not None
     assert ("ops/conv_coopmat_wgrad_gather.comp" in used) == has, used
 
 
@@ -608,22 +607,22 @@ def test_float16_packing_for_the_channels_last_kernel(rng, xs, ws, groups):
     for the backward-input pass's transposed, mirrored read of the same weight."""
     nd = len(xs) - 2
     x, w = _half(rng, *xs), _half(rng, *ws)
-    geom = conv_mod._geometry("t", xs, ws, nd, (1,) * nd, (0,) * nd, (0,) * nd, (1,) * nd, (1,) * nd,
-                              groups, False, False)
+    geom = geometry.build("t", xs, ws, nd, (1,) * nd, (0,) * nd, (0,) * nd, (1,) * nd, (1,) * nd,
+                          groups, False, False)
     n, cin = xs[:2]
     cout, cig = ws[:2]
     cog, si, kp = cout // groups, int(np.prod(xs[2:])), int(np.prod(ws[2:]))
     pad8 = lambda c: -(-c // 8) * 8  # noqa: E731
     want_x = np.zeros((n, si, groups, pad8(cig)), np.float16)
     want_x[..., :cig] = x.reshape(n, groups, cig, si).transpose(0, 3, 1, 2)
-    got_x = conv_mod._pack_input(geom, vk.asarray(x)).numpy()
+    got_x = record.pack_input(geom, vk.asarray(x)).numpy()
     np.testing.assert_array_equal(got_x, want_x.ravel())
     wg = w.reshape(groups, cog, cig, kp)
     for gm, b in ((geom, wg.transpose(0, 3, 2, 1)),                    # [g][tap][c][j] = w[g*COG + j, c, tap]
                   (geom.backward_input(), wg.transpose(0, 3, 1, 2))):  # [g][tap][j][c]: channels swap roles
         want_w = np.zeros((groups, kp, pad8(b.shape[2]), pad8(b.shape[3])), np.float16)
         want_w[:, :, :b.shape[2], :b.shape[3]] = b
-        got_w = conv_mod._pack_weight(gm, vk.asarray(w)).numpy()
+        got_w = record.pack_weight(gm, vk.asarray(w)).numpy()
         np.testing.assert_array_equal(got_w, want_w.ravel())
 
 
@@ -703,13 +702,13 @@ def test_float16_in_the_float32_kernels(rng, monkeypatch, storage16):
     if not storage16:
         monkeypatch.setattr(rt, "device", dataclasses.replace(
             rt.device, features=rt.device.features - {"storageBuffer16BitAccess"}))
-    widened, to32 = [], conv_mod._to32
+    widened, to32 = [], record._to32
 
     def spy(a):
         if a is not None:
             widened.append(a)
         return to32(a)
-    monkeypatch.setattr(conv_mod, "_to32", spy)
+    monkeypatch.setattr(record, "_to32", spy)
     x, w, b = _half(rng, 2, 3, 9, 10), _half(rng, 16, 3, 3, 3, scale=0.3), _half(rng, 16)
     params = dict(stride=2, padding=1, dilation=1, groups=1)
     y = vk.conv2d(x, w, b, **params)
@@ -742,69 +741,69 @@ def test_empty_batch(rng, dtype):
 def test_float16_backward_weight_plans():
     """The float16 backward-weight planner for an H100-like key (no GPU work)."""
     def geom(n, c, h, k, co, s=1, p=1):
-        return conv_mod._geometry("t", (n, c, h, h), (co, c, k, k), 2, (s, s), (p, p), (p, p), (1, 1), (1, 1),
-                                  1, False, False)
-    pl = conv_mod._plan_wgrad_coopmat(geom(8, 256, 28, 3, 256), _h100_key(), "")
+        return geometry.build("t", (n, c, h, h), (co, c, k, k), 2, (s, s), (p, p), (p, p), (1, 1), (1, 1),
+                              1, False, False)
+    pl = plan_f16.plan_wgrad_coopmat(geom(8, 256, 28, 3, 256), _h100_key(), "")
     d = dict(pl.defines)
     assert pl.shader == "ops/conv_coopmat_wgrad.comp" and (d["BM"], d["BN"], d["SG_M"], d["SG_N"]) == (128, 128, 2, 4)
     assert pl.grid[:2] == (4, 9) and pl.splits == pl.grid[2] > 1  # 2 x 2 channel tiles, 9 taps
-    pl = conv_mod._plan_wgrad_coopmat(geom(32, 64, 56, 3, 64), _h100_key(), "")
+    pl = plan_f16.plan_wgrad_coopmat(geom(32, 64, 56, 3, 64), _h100_key(), "")
     d = dict(pl.defines)
     assert (d["BM"], d["BN"], d["SG_M"], d["SG_N"], pl.workgroup) == (64, 64, 2, 2, 128)
     assert pl.grid == (1, 9, 2 * 132 // 9)  # about two workgroups per multiprocessor
-    pl = conv_mod._plan_wgrad_coopmat(geom(32, 64, 56, 3, 64), _h100_key(), "wgrad16.splits=5")
+    pl = plan_f16.plan_wgrad_coopmat(geom(32, 64, 56, 3, 64), _h100_key(), "wgrad16.splits=5")
     assert (pl.splits, pl.grid) == (5, (1, 9, 5))
     # A first layer's 3 channels: all 147 (channel, tap) columns in one tile, gathered in place.
-    pl = conv_mod._plan_wgrad_coopmat(geom(16, 3, 64, 7, 64, 2, 3), _h100_key(), "")
+    pl = plan_f16.plan_wgrad_coopmat(geom(16, 3, 64, 7, 64, 2, 3), _h100_key(), "")
     d = dict(pl.defines)
     assert pl.shader == "ops/conv_coopmat_wgrad_gather.comp" and (d["PF"], d["BK"], pl.workgroup) == (10, 16, 256)
     assert pl.grid == (pl.splits, 1, 1) and 1 < pl.splits <= 2 * 132
     # Under 16 output channels, the cast path, or no cooperative matrices: the float32 kernels.
-    assert conv_mod._plan_wgrad_coopmat(geom(16, 3, 64, 7, 8, 2, 3), _h100_key(), "") is None
-    assert conv_mod._plan_wgrad_coopmat(geom(8, 256, 28, 3, 256), _h100_key(), "wgrad16.path=cast") is None
-    assert conv_mod._plan_wgrad_coopmat(geom(8, 256, 28, 3, 256), None, "") is None
+    assert plan_f16.plan_wgrad_coopmat(geom(16, 3, 64, 7, 8, 2, 3), _h100_key(), "") is None
+    assert plan_f16.plan_wgrad_coopmat(geom(8, 256, 28, 3, 256), _h100_key(), "wgrad16.path=cast") is None
+    assert plan_f16.plan_wgrad_coopmat(geom(8, 256, 28, 3, 256), None, "") is None
     # A batch beyond the packing grid's z limit (65535): neither packed kernel.
     huge = geom(70000, 16, 2, 1, 16, p=0)
-    assert conv_mod._plan_wgrad_coopmat(huge, _h100_key(), "") is None
-    assert conv_mod._plan_coopmat(huge, False, _h100_key(), "f16.path=packed").shader == "ops/conv_coopmat.comp"
+    assert plan_f16.plan_wgrad_coopmat(huge, _h100_key(), "") is None
+    assert plan_f16.plan_coopmat(huge, False, _h100_key(), "f16.path=packed").shader == "ops/conv_coopmat.comp"
     with pytest.raises(ValueError, match="backward-weight plan"):
-        conv_mod._plan_wgrad_coopmat(geom(8, 256, 28, 3, 256), _h100_key(), "wgrad16.BM=24")
+        plan_f16.plan_wgrad_coopmat(geom(8, 256, 28, 3, 256), _h100_key(), "wgrad16.BM=24")
 
 
 def test_float16_plan_uses_cooperative_matrices_where_the_device_has_them():
     dev = vk.device()
-    geom = conv_mod._geometry("t", (2, 16, 8, 8), (24, 16, 3, 3), 2, (1, 1), (1, 1), (1, 1), (1, 1), (1, 1),
-                              1, False, False)
-    key = conv_mod._coopmat_key(dev)
-    if dev.has_cooperative_matrix(16, 16, 16) and conv_mod._COOPMAT_FEATURES <= dev.features:
+    geom = geometry.build("t", (2, 16, 8, 8), (24, 16, 3, 3), 2, (1, 1), (1, 1), (1, 1), (1, 1), (1, 1),
+                          1, False, False)
+    key = kernels.coopmat_key(dev)
+    if dev.has_cooperative_matrix(16, 16, 16) and kernels.COOPMAT_FEATURES <= dev.features:
         assert key is not None or dev.min_subgroup_size != dev.max_subgroup_size
     else:
         assert key is None  # and the float32 kernels run instead (the test above)
     # The planner itself, for an H100-like key (no GPU work).
-    pl = conv_mod._plan_coopmat(geom, True, _h100_key(), "")
+    pl = plan_f16.plan_coopmat(geom, True, _h100_key(), "")
     d = dict(pl.defines)
     assert pl.shader == "ops/conv_coopmat_packed.comp" and (d["BM"], d["BN"], d["BK"]) == (128, 32, 32)
     assert pl.workgroup == d["SG_M"] * d["SG_N"] * 32 == 256 and d["HAS_BIAS"] == 1
     # Few input channels (a first layer), or one tap: the kernel that gathers from the original layout.
-    first = conv_mod._geometry("t", (2, 3, 16, 16), (24, 3, 7, 7), 2, (2, 2), (3, 3), (3, 3), (1, 1), (1, 1),
-                               1, False, False)
-    one_tap = conv_mod._geometry("t", (2, 64, 8, 8), (64, 64, 1, 1), 2, (1, 1), (0, 0), (0, 0), (1, 1), (1, 1),
-                                 1, False, False)
+    first = geometry.build("t", (2, 3, 16, 16), (24, 3, 7, 7), 2, (2, 2), (3, 3), (3, 3), (1, 1), (1, 1),
+                           1, False, False)
+    one_tap = geometry.build("t", (2, 64, 8, 8), (64, 64, 1, 1), 2, (1, 1), (0, 0), (0, 0), (1, 1), (1, 1),
+                             1, False, False)
     for gm in (first, one_tap):
-        pl = conv_mod._plan_coopmat(gm, False, _h100_key(), "")
+        pl = plan_f16.plan_coopmat(gm, False, _h100_key(), "")
         assert pl.shader == "ops/conv_coopmat.comp" and dict(pl.defines)["BK"] == 16
     # 128 output channels and more: 128-wide tiles of 2 x 4 subgroups, of 96 rows where that
     # spreads the tiles more evenly over the (132) multiprocessors: n8 c256 28x28 runs 66 x 2
     # tiles, 32 x 56 x 56 positions 784 x 2 of 128 rows (12 waves either way).
     for (n, h), want in (((8, 28), (96, 128, 2, 4, 66)), ((32, 56), (128, 128, 2, 4, 784)), ((2, 8), (96, 128, 2, 4, 2))):
-        wide = conv_mod._geometry("t", (n, 256, h, h), (256, 256, 3, 3), 2, (1, 1), (1, 1), (1, 1), (1, 1), (1, 1),
-                                  1, False, False)
-        pl = conv_mod._plan_coopmat(wide, False, _h100_key(), "")
+        wide = geometry.build("t", (n, 256, h, h), (256, 256, 3, 3), 2, (1, 1), (1, 1), (1, 1), (1, 1), (1, 1),
+                              1, False, False)
+        pl = plan_f16.plan_coopmat(wide, False, _h100_key(), "")
         d = dict(pl.defines)
         assert (d["BM"], d["BN"], d["SG_M"], d["SG_N"], pl.grid[0]) == want
-    assert conv_mod._plan_coopmat(geom, False, _h100_key(), "f16.path=coopmat").shader == "ops/conv_coopmat.comp"
+    assert plan_f16.plan_coopmat(geom, False, _h100_key(), "f16.path=coopmat").shader == "ops/conv_coopmat.comp"
     with pytest.raises(ValueError, match="float16 plan"):
-        conv_mod._plan_coopmat(geom, False, _h100_key(), "f16.BM=48")
+        plan_f16.plan_coopmat(geom, False, _h100_key(), "f16.BM=48")
 
 
 def _h100_key():
@@ -821,37 +820,37 @@ def _h100_key():
 def test_hardware_plan_rules(shape, passes):
     """The planner's rules for a large discrete GPU (no GPU work: plans only)."""
     n, c, h, k, co, s, p = shape
-    geom = conv_mod._geometry("t", (n, c, h, h), (co, c, k, k), 2, (s, s), (p, p), (p, p), (1, 1), (1, 1),
-                              1, False, False)
+    geom = geometry.build("t", (n, c, h, h), (co, c, k, k), 2, (s, s), (p, p), (p, p), (1, 1), (1, 1),
+                          1, False, False)
     for kind, want in passes.items():
         gm = geom if kind == "fwd" else geom.backward_input()
-        pl = conv_mod._plan_forward(gm, False, _h100_key(), "")
+        pl = plan_f32.plan_forward(gm, False, _h100_key(), "")
         d = dict(pl.defines)
         if want == "narrow":
             assert d.get("NARROW") == 1 and d.get("PHASED") == 1 and d["NN"] == 4, pl
             assert pl.workgroup == 256 and pl.grid[1:] == (1, 4)
         else:
             assert (d["BM"], d["BN"], d["BK"]) == want, (kind, pl)
-    wg = conv_mod._plan_wgrad(geom, _h100_key(), "")
-    assert wg.splits * wg.grid[0] * wg.grid[1] <= 4 * conv_mod.MULTIPROCESSORS_ESTIMATE
-    assert conv_mod._plan_forward(geom.backward_input(), False, _h100_key(), "path=gemm").shader \
+    wg = plan_f32.plan_wgrad(geom, _h100_key(), "")
+    assert wg.splits * wg.grid[0] * wg.grid[1] <= 4 * tuning.MULTIPROCESSORS_ESTIMATE
+    assert plan_f32.plan_forward(geom.backward_input(), False, _h100_key(), "path=gemm").shader \
         == "ops/conv_gemm.comp"
 
 
 def test_plans_are_cached_and_choose_paths():
     dev = vk.device()
-    geom = conv_mod._geometry("t", (2, 16, 8, 8), (16, 16, 3, 3), 2, (1, 1), (1, 1), (1, 1), (1, 1), (1, 1),
-                              1, False, False)
-    p1 = conv_mod.plan("forward", geom)
-    assert conv_mod.plan("forward", geom) is p1
+    geom = geometry.build("t", (2, 16, 8, 8), (16, 16, 3, 3), 2, (1, 1), (1, 1), (1, 1), (1, 1), (1, 1),
+                          1, False, False)
+    p1 = select.plan("forward", geom)
+    assert select.plan("forward", geom) is p1
     assert p1.shader == "ops/conv_gemm.comp" and dict(p1.defines)["GATHER"] == 1
-    dw = conv_mod._geometry("t", (2, 8, 8, 8), (8, 1, 3, 3), 2, (1, 1), (1, 1), (1, 1), (1, 1), (1, 1),
-                            8, False, False)
-    assert conv_mod.plan("forward", dw).shader == "ops/conv_direct.comp"
-    first = conv_mod._geometry("t", (2, 3, 16, 16), (16, 3, 7, 7), 2, (2, 2), (3, 3), (3, 3), (1, 1), (1, 1),
-                               1, False, False)
-    assert dict(conv_mod.plan("forward", first).defines)["GATHER"] == 2
-    p = conv_mod.plan("forward", geom)
+    dw = geometry.build("t", (2, 8, 8, 8), (8, 1, 3, 3), 2, (1, 1), (1, 1), (1, 1), (1, 1), (1, 1),
+                        8, False, False)
+    assert select.plan("forward", dw).shader == "ops/conv_direct.comp"
+    first = geometry.build("t", (2, 3, 16, 16), (16, 3, 7, 7), 2, (2, 2), (3, 3), (3, 3), (1, 1), (1, 1),
+                           1, False, False)
+    assert dict(select.plan("forward", first).defines)["GATHER"] == 2
+    p = select.plan("forward", geom)
     nt = dict(p.defines)
     assert 2 * nt["BK"] * (nt["BM"] + nt["BN"]) * 4 <= dev.max_shared_memory
     assert p.workgroup <= dev.max_workgroup_invocations

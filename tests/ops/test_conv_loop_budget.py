@@ -13,10 +13,10 @@ import pytest
 import vkbackend as vk
 from vkbackend import runtime
 from vkbackend.primitives.launch import LoopBudgetError
+from vkbackend.ops.conv import geometry, kernels, loops, plan_f16, select
+from vkbackend.ops.conv import winograd as wino
 from tests.conftest import no_gpu_work
 
-conv_mod = __import__("vkbackend.ops.conv", fromlist=["plan"])
-wino = __import__("vkbackend.ops.conv_winograd", fromlist=["plan_wgrad"])
 
 DTYPES = pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])
 
@@ -187,8 +187,8 @@ def test_float16_on_widened_copies(monkeypatch):
 # -- the splits themselves ----------------------------------------------------------------------
 def _geom(xs, ws, padding):
     nd = len(xs) - 2
-    return conv_mod._geometry("t", xs, ws, nd, (1,) * nd, (padding,) * nd, (padding,) * nd, (1,) * nd,
-                              (1,) * nd, 1, False, False)
+    return geometry.build("t", xs, ws, nd, (1,) * nd, (padding,) * nd, (padding,) * nd, (1,) * nd,
+                          (1,) * nd, 1, False, False)
 
 
 def _conv_kernels(monkeypatch) -> list:
@@ -221,8 +221,8 @@ def test_a_long_reduction_is_split_and_summed_once(monkeypatch):
     """Under lavapipe's budget (planned for here on any device; a smaller one where loops
     unroll) the 576-channel forward runs as several workgroups along the reduction, then one
     conv_reduce.comp pass adds their partial sums."""
-    monkeypatch.setattr(conv_mod, "loop_budget", lambda: _planned_budget(65535, 64))
-    p = conv_mod.plan("forward", _geom((1, 576, 4, 4), (8, 576, 3, 3), 1))
+    monkeypatch.setattr(loops, "loop_budget", lambda: _planned_budget(65535, 64))
+    p = select.plan("forward", _geom((1, 576, 4, 4), (8, 576, 3, 3), 1))
     assert p.splits > 1 and p.grid[2] == p.splits
     used = _conv_kernels(monkeypatch)
     y = vk.conv2d(vk.ones((1, 576, 4, 4)), vk.ones((8, 576, 3, 3)), padding=1)
@@ -232,8 +232,8 @@ def test_a_long_reduction_is_split_and_summed_once(monkeypatch):
 
 def test_no_split_without_a_budget(monkeypatch):
     """Where the device sets no budget (GPUs) the plans are unsplit, as before."""
-    monkeypatch.setattr(conv_mod, "loop_budget", lambda: None)
-    p = conv_mod.plan("forward", _geom((1, 576, 4, 4), (8, 576, 3, 3), 1))
+    monkeypatch.setattr(loops, "loop_budget", lambda: None)
+    p = select.plan("forward", _geom((1, 576, 4, 4), (8, 576, 3, 3), 1))
     assert p.splits == 1 and p.spec[-2:] == (1, 1)
 
 
@@ -242,9 +242,9 @@ def test_many_splits_are_summed_in_rounds(monkeypatch):
     per conv_reduce.comp pass) the 8192-channel forward's partial sums are added in rounds:
     passes of at most that many, then a pass over their sums."""
     budget = _planned_budget(300, 20)
-    monkeypatch.setattr(conv_mod, "loop_budget", lambda: budget)
-    p = conv_mod.plan("forward", _geom((1, 8192, 2, 2), (32, 8192, 1, 1), 0))
-    fanin = conv_mod._sum_fanin(budget, 128, 64 if vk.device().is_software else 256)
+    monkeypatch.setattr(loops, "loop_budget", lambda: budget)
+    p = select.plan("forward", _geom((1, 8192, 2, 2), (32, 8192, 1, 1), 0))
+    fanin = loops.sum_fanin(budget, 128, 64 if vk.device().is_software else 256)
     assert p.splits > fanin
     passes, left = 1, p.splits
     while left > fanin:
@@ -258,7 +258,7 @@ def test_many_splits_are_summed_in_rounds(monkeypatch):
 
 def test_chunked_bias_under_a_small_budget(monkeypatch):
     """Budget 200: batch chunks of a few images, summed (rounds too)."""
-    monkeypatch.setattr(conv_mod, "loop_budget", lambda: 200)
+    monkeypatch.setattr(loops, "loop_budget", lambda: 200)
     g = vk.ones((600, 3, 1, 64))
     _, _, db = vk.conv_vjp(vk.ones((600, 1, 1, 64)), vk.ones((3, 1, 1, 1)), g, input_grad=False,
                            weight_grad=False, bias_grad=True)
@@ -270,7 +270,7 @@ def test_what_cannot_fit_raises_before_gpu_work(monkeypatch):
     nothing recorded (no pass of a vjp is recorded before another fails to plan)."""
     x, w, g = vk.ones((1, 16, 6, 6)), vk.ones((32, 16, 3, 3)), vk.ones((1, 32, 6, 6))
     vk.synchronize()
-    monkeypatch.setattr(conv_mod, "loop_budget", lambda: 4)
+    monkeypatch.setattr(loops, "loop_budget", lambda: 4)
     calls = (lambda: vk.conv2d(x, w, padding=1), lambda: vk.conv_vjp(x, w, g, padding=1),
              lambda: vk.conv_vjp(x, w, g, padding=1, input_grad=False))
     for call in calls:
@@ -280,7 +280,7 @@ def test_what_cannot_fit_raises_before_gpu_work(monkeypatch):
 
 def test_winograd_weight_splits_fit_the_budget():
     """conv_winograd.comp's WINO_OUT sums the splits in one loop: they are capped by the budget."""
-    key = conv_mod._device_key(runtime.get().device)
+    key = kernels.device_key(runtime.get().device)
     geom = _geom((32, 8, 16, 16), (8, 8, 3, 3), 1)   # 512 tiles of 4 x 4 outputs
     cfg = (("path", "winograd"), ("splits", 100))
     assert wino.plan_wgrad(geom, key, cfg).splits > 40
@@ -293,23 +293,23 @@ def test_cooperative_matrix_plans_respect_the_budget():
     weight gradient splits its rows to fit."""
     key = ("NVIDIA H100 80GB HBM3", False, 49152, 1024, (2147483647, 65535, 65535), 32, 32)
     wide = _geom((1, 1024, 8, 8), (64, 1024, 3, 3), 1)
-    assert conv_mod._plan_coopmat(wide, False, key, "") is not None
-    assert conv_mod._plan_coopmat(wide, False, key, "", 100) is None
-    assert conv_mod._plan_coopmat(wide, False, key, "", 1000) is not None
+    assert plan_f16.plan_coopmat(wide, False, key, "") is not None
+    assert plan_f16.plan_coopmat(wide, False, key, "", 100) is None
+    assert plan_f16.plan_coopmat(wide, False, key, "", 1000) is not None
     deep = _geom((64, 64, 56, 56), (64, 64, 3, 3), 1)
-    free = conv_mod._plan_wgrad_coopmat(deep, key, "")
-    bound = conv_mod._plan_wgrad_coopmat(deep, key, "", 200)
+    free = plan_f16.plan_wgrad_coopmat(deep, key, "")
+    bound = plan_f16.plan_wgrad_coopmat(deep, key, "", 200)
     assert bound.splits > free.splits and bound.spec[-2] < free.spec[-2]
-    epilogue = conv_mod._total(conv_mod._loop(8)) * 4   # 2 x 2 fragments per subgroup, 256 / 32 lanes
-    assert conv_mod._total(conv_mod._loop(bound.spec[-2])) + epilogue <= 200
-    assert conv_mod._plan_wgrad_coopmat(deep, key, "", 100) is None   # FINISH's sum of 100+ splits
+    epilogue = loops.total(loops.loop(8)) * 4   # 2 x 2 fragments per subgroup, 256 / 32 lanes
+    assert loops.total(loops.loop(bound.spec[-2])) + epilogue <= 200
+    assert plan_f16.plan_wgrad_coopmat(deep, key, "", 100) is None   # FINISH's sum of 100+ splits
 
 
 def test_the_cost_model_counts_nested_exits():
     """lavapipe leaves a loop after one more pass over its body with every lane masked off, in
     which each loop nested there passes its own end: measured, a loop of 2 around a loop of 1
     counts 8 (2 x (1 + 2) + 1 + 1), 8 around that 75."""
-    inner = conv_mod._loop(2, conv_mod._loop(1))
+    inner = loops.loop(2, loops.loop(1))
     assert inner == (8, 2)
-    assert conv_mod._loop(8, inner) == (75, 3)
-    assert conv_mod._loop(8, inner, counted=False) == (64, 16)
+    assert loops.loop(8, inner) == (75, 3)
+    assert loops.loop(8, inner, counted=False) == (64, 16)

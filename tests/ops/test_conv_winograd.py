@@ -1,4 +1,4 @@
-"""float32 3x3 convolutions by Winograd (ops/conv_winograd.py): forward, backward-input (a
+"""float32 3x3 convolutions by Winograd (ops/conv/winograd.py): forward, backward-input (a
 forward convolution of the cotangent) and backward-weight.
 
 Forced with VKBACKEND_CONV_CONFIG=path=winograd (by default it runs on hardware for wide layers
@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 
 import vkbackend as vk
+from vkbackend.ops.conv import geometry
+from vkbackend.ops.conv import winograd as wino
 from tests.conftest import no_gpu_work
 from tests.ops.test_conv import (_ref_vjp, assert_adjoint, close, rand, ref_conv, ref_conv_general,
                                  ref_conv_transpose)
 
-conv_mod = __import__("vkbackend.ops.conv", fromlist=["plan"])
-wino = __import__("vkbackend.ops.conv_winograd", fromlist=["plan"])
 TILES = (2, 4)
 
 
@@ -167,8 +167,8 @@ def test_plan_rules():
     sw = ("llvmpipe", True) + key[2:]
 
     def geom(n, c, h, k, co, s=1, dil=1, groups=1):
-        return conv_mod._geometry("t", (n, c, h, h), (co, c // groups, k, k), 2, (s, s), (1, 1), (1, 1),
-                                  (dil, dil), (1, 1), groups, False, False)
+        return geometry.build("t", (n, c, h, h), (co, c // groups, k, k), 2, (s, s), (1, 1), (1, 1),
+                              (dil, dil), (1, 1), groups, False, False)
 
     with no_gpu_work():
         p = wino.plan_wgrad(geom(8, 256, 28, 3, 256), key, ())

@@ -6,10 +6,11 @@ layer and a 1x1. Metric: ms and TFLOP/s of 2 * N * C_out * H_out * W_out * C_in/
 for every pass. torch: F.conv2d, torch.nn.grad.conv2d_input / conv2d_weight, with
 torch.backends.cudnn.allow_tf32 = False and cudnn.benchmark = True (its best algorithm).
 
-Tuning on the GPU: VKBACKEND_CONV_CONFIG (ops/conv.py) forces paths and tiles for every
-convolution, e.g. "BM=128,BN=64,BK=16,TM=8,TN=4" or "fwd.BK=8,wgrad.splits=64";
+Tuning on the GPU: VKBACKEND_CONV_CONFIG (ops/conv/config.py, keys in docs/conv.md) forces paths
+and tiles for every convolution, e.g. "BM=128,BN=64,BK=16,TM=8,TN=4" or "fwd.BK=8,wgrad.splits=64";
 VKBACKEND_CONV_SWEEP="cfg1;cfg2;..." adds a copy of every case per config (each checked against
-a float64 reference on a sample of outputs: metric max_rel_err). The chosen plan is reported.
+a float64 reference on a sample of outputs: metric max_rel_err). The plan is reported as
+ops/conv/select.py routes the pass, the route the recording takes.
 Stand-alone: python tools/benchmarks/conv.py [--quick] prints a table (no torch).
 """
 from __future__ import annotations
@@ -107,7 +108,7 @@ def _sample_error(case, x, w, g, got) -> float:
 
 def run_vk(case: dict) -> dict:
     import vkbackend as vk
-    from vkbackend.ops import conv as C
+    from vkbackend.ops.conv import geometry, select
     saved = os.environ.get("VKBACKEND_CONV_CONFIG")
     if "config" in case:
         os.environ["VKBACKEND_CONV_CONFIG"] = case["config"]
@@ -115,40 +116,24 @@ def run_vk(case: dict) -> dict:
         n, c, h, k, co, s, p, ho = _dims(case)
         x, w, g = _data(case)
         vx, vw, vg = vk.asarray(x), vk.asarray(w), vk.asarray(g)
-        geom = C._geometry("bench", x.shape, w.shape, 2, (s, s), (p, p), (p, p), (1, 1), (1, 1), 1, False, False)
+        geom = geometry.build("bench", x.shape, w.shape, 2, (s, s), (p, p), (p, p), (1, 1), (1, 1), 1, False, False)
         kind = case["pass"]
         half = case.get("dtype") == "float16"
-        def fwd(gm):
-            if not half and C._pointwise_matmul(gm, False, C._device_key(vk.device()),
-                                                os.environ.get("VKBACKEND_CONV_CONFIG", "")):
-                return "matmul.comp: a batched GEMM (1x1)"
-            return ((not half and C.plan("winograd_fwd", gm))
-                    or C.plan("forward16" if half and C.uses_coopmat(gm) else "forward", gm))
         if kind == "forward":
             fn = lambda: vk.conv2d(vx, vw, stride=s, padding=p)  # noqa: E731
-            pl = fwd(geom)
+            route = select.select("forward", geom, half)
         elif kind == "backward_input":
             fn = lambda: vk.conv_vjp(vx, vw, vg, stride=s, padding=p, weight_grad=False)[0]  # noqa: E731
-            pl = fwd(geom.backward_input())
+            route = select.select("forward", geom.backward_input(), half)
         else:
             fn = lambda: vk.conv_vjp(vx, vw, vg, stride=s, padding=p, input_grad=False)[1]  # noqa: E731
-            pl = (half and C.plan("wgrad16", geom)) or (not half and C.plan("winograd", geom)) or C.plan("wgrad", geom)
+            route = select.select("wgrad", geom, half)
         with poisoned():
             got = fn().numpy()
         err = _sample_error(case, x, w, g, got)
         repeats = max(3, min(50, int(2e11 / _flops(case))))
         ms = time_vk(fn, repeats=repeats, replay=True)  # stateless: the same batch back to back
-        if isinstance(pl, str):
-            plan = pl
-        elif isinstance(pl, C.conv_winograd.WinogradPlan):
-            plan = pl.describe()
-        else:
-            plan = f"{pl.shader.split('/')[-1]} {dict(pl.defines)} wg={pl.workgroup} grid={pl.grid}"
-            if case.get("dtype") == "float16" and not pl.shader.startswith("ops/conv_coopmat"):
-                plan = "float32 kernels on float16 widened and rounded back: " + plan
-            if pl.splits > 1:
-                plan += f" splits={pl.splits}"
-        return {"ms": ms, "tflops": tflops(_flops(case), ms), "max_rel_err": err, "plan": plan}
+        return {"ms": ms, "tflops": tflops(_flops(case), ms), "max_rel_err": err, "plan": route.describe(half)}
     except Exception as e:  # noqa: BLE001 - a failing config is reported, not fatal
         return {"error": f"{type(e).__name__}: {e}"}
     finally:

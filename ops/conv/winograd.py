@@ -12,18 +12,18 @@ transposed; BT depends on the points alone.) In the transformed domain each of t
 points is one GEMM per group, run by primitives/matmul.comp between the transforms:
     forward   M[xi][j][t] = sum_c U[xi][c][j] V[xi][c][t]     K = C_in / groups
     weight    M[s][xi][j][c] = sum_t U[xi][j][t] V[xi][c][t]  K = tiles, split S ways
-TILE 4 does 4x fewer multiplications than the direct sum (TILE 2: 2.25x), at ~10x its float32
-rounding error (points 0, +-1, +-2; 1e-6 relative on the benchmark's layers).
+TILE 4 does 4x fewer multiplications than the direct sum (TILE 2: 2.25x), at a larger float32
+rounding error (docs/conv.md).
 
 Applies to kernels 3x3 on the last two axes (1 on a third), stride and kernel dilation 1 on
 those axes; any padding, cropping, input dilation, groups and flip (index math in the
 transforms), so backward-input of a stride-1 convolution (a forward convolution of the
 cotangent) runs it too. By default only on hardware (not software rasterizers) for layers of
-MIN_CHANNELS channels per group or more, and a forward only without input dilation (that
-would transform zeros; the phase-split GEMM skips them); VKBACKEND_CONV_CONFIG's fwd./wgrad.
-path=winograd forces it wherever it applies, path=gemm keeps the GEMM kernels, WT=2|4 picks the
-tile, wgrad.splits the backward-weight split. Batches whose workspaces (U, V, M) would pass
-MAX_WORKSPACE run in chunks of images, one after the other, reusing them.
+tuning.WINOGRAD_MIN_CHANNELS channels per group or more, and a forward only without input
+dilation (that would transform zeros; the phase-split GEMM skips them); the config's path
+(winograd forces it wherever it applies, gemm keeps the GEMM kernels), WT (the tile) and
+wgrad.splits override. Batches whose workspaces (U, V, M) would pass MAX_WORKSPACE run in
+chunks of images, one after the other, reusing them.
 """
 from __future__ import annotations
 
@@ -31,21 +31,16 @@ import functools
 import math
 from dataclasses import dataclass, replace
 
-from .. import dtypes, runtime
-from ..array import Array
-from ..runtime.devices import MULTIPROCESSORS_ESTIMATE
-from ..primitives.launch import groups_for, workgroup_size
-from ..primitives.matmul import CONFIGS, record_gemm
+from . import tuning
+from ... import dtypes, runtime
+from ...array import Array
+from ...primitives.launch import groups_for, workgroup_size
+from ...primitives.matmul import CONFIGS, record_gemm
 
 _SHADER = "ops/conv_winograd.comp"
 # Bytes of U, V and M at most: larger batches run in chunks of images (a 56x56 layer with 64
 # channels needs 3.6 MB per image at TILE 4), each chunk's transforms and GEMMs in turn.
 MAX_WORKSPACE = 256 << 20
-# The default where both channel counts per group reach this. H100, TILE 4 against the GEMM
-# kernels, TFLOP/s counted as the direct sum: n32 c64 56x56 forward 42.7 vs 22.6, backward-input
-# 43.3 vs 29.1, backward-weight 42.6 vs 16.1; n8 c256 28x28 69.1 vs 21.1, 70.4 vs 24.8, 58.1 vs
-# 23.2 (TILE 2: 31-37). Narrower layers are bound by the transforms' memory traffic (not measured).
-MIN_CHANNELS = 64
 
 
 @dataclass(frozen=True)
@@ -73,6 +68,8 @@ class WinogradPlan:
 
 
 def applies(geom) -> bool:
+    """Whether the transforms take geom: a 3x3 kernel on the last two axes, stride and kernel
+    dilation 1 there."""
     return geom.k == (1, 3, 3) and geom.st[1:] == (1, 1) and geom.kd[1:] == (1, 1)
 
 
@@ -81,23 +78,23 @@ def _tile(geom, devkey: tuple, cfg: dict, holes: bool) -> int | None:
     path = cfg.get("path")
     if path not in (None, "winograd") or not applies(geom):
         return None
-    if path is None and (devkey[1] or min(geom.cig, geom.cog) < MIN_CHANNELS or holes):
+    if path is None and (devkey[1] or min(geom.cig, geom.cog) < tuning.WINOGRAD_MIN_CHANNELS or holes):
         return None
-    tile = cfg.get("WT", 4)
+    tile = cfg.get("WT", tuning.WINOGRAD_TILE)
     if tile not in (2, 4):
         raise ValueError(f"conv Winograd tile WT={tile}: expected 2 or 4")
     return tile
 
 
 def _gemm_config(devkey: tuple, narrow: int, wide: str | None) -> tuple:
-    """(matmul config, its tile width): 64 x 64 tiles where a 128-wide one would be half padding
-    (H100, backward-weight n32 c64: 42.6 TFLOP/s against 26.1 on matmul's 128 x 128 choice),
+    """(matmul config, its tile width): tuning.WINOGRAD_NARROW_GEMM's tiles up to its channels,
     else `wide` (None: matmul's choice), where the device can run it."""
-    name = "small" if narrow <= 64 else wide
+    small, most = tuning.WINOGRAD_NARROW_GEMM
+    name = small if narrow <= most else wide
     cfg = CONFIGS.get(name)
     if cfg is None or cfg.threads > devkey[3] or cfg.shared_bytes > devkey[2]:
         return None, 128
-    return name, 64 if name == "small" else 128
+    return name, most if name == small else 128
 
 
 def _tiles_per_image(geom, tile: int) -> int:
@@ -124,7 +121,7 @@ def _fits(geom, devkey: tuple, padded: int, batches: int) -> bool:
 
 @functools.lru_cache(maxsize=256)
 def plan_forward(geom, devkey: tuple, cfg: tuple, budget: int | None = None) -> WinogradPlan | None:
-    """The forward plan for geom on `devkey` (ops.conv._device_key) under the fwd. config items
+    """The forward plan for geom on `devkey` (kernels.device_key) under the fwd. config items
     `cfg`, or None where the GEMM kernels run (see the module's docstring; also where not one
     image fits MAX_WORKSPACE, dispatch limits, and where WINO_W's loop passes the loop budget
     `budget`; the transforms' other loops unroll)."""
@@ -142,9 +139,7 @@ def plan_forward(geom, devkey: tuple, cfg: tuple, budget: int | None = None) -> 
         return None
     tiles = chunk * per_image
     padded = -(-tiles // 4) * 4
-    # H100, n8 c256 28x28 (256 x 392 x 256, 36 times): 128 x 64 x 16 tiles 69.1 TFLOP/s,
-    # 64 x 64 x 16 66.7, 128 x 128 x 16 56.4, matmul's own 128 x 128 x 8 47.7
-    gemm, _ = _gemm_config(devkey, geom.cog, "medium")
+    gemm, _ = _gemm_config(devkey, geom.cog, tuning.WINOGRAD_FORWARD_GEMM)
     if not _fits(geom, devkey, padded, aa * geom.groups):
         return None
     return WinogradPlan(tile, 1, tiles, padded, gemm, chunk if chunk < geom.n else 0)
@@ -162,10 +157,7 @@ def plan_wgrad(geom, devkey: tuple, cfg: tuple, budget: int | None = None) -> Wi
     per_image = _tiles_per_image(geom, tile)
     gemm, width = _gemm_config(devkey, min(geom.cog, geom.cig), None)
     gemm_tiles = -(-geom.cog // width) * -(-geom.cig // width) * aa * geom.groups
-    # about two GEMM workgroups per multiprocessor, each summing >= 64 tiles (H100, TILE 4:
-    # n8 c256 1 / 2 / 4 splits 55.8 / 58.1 / 58.7 TFLOP/s; n32 c64 7 / 16 splits 42.6 / 35.9)
-    default = round(2 * MULTIPROCESSORS_ESTIMATE / gemm_tiles)
-    splits = cfg.get("splits", max(1, min(default, geom.n * per_image // 64)))
+    splits = cfg.get("splits", tuning.winograd_splits(gemm_tiles, geom.n * per_image))
     # V and U (each split's tiles padded by up to 4), and M
     chunk = _chunk(geom, aa * (geom.cin + geom.cout) * per_image, aa * (geom.cin + geom.cout) * 4 * splits
                    + splits * aa * geom.cout * geom.cig)
@@ -174,7 +166,7 @@ def plan_wgrad(geom, devkey: tuple, cfg: tuple, budget: int | None = None) -> Wi
     tiles = chunk * per_image
     splits = max(1, min(splits, -(-tiles // 4)))
     if budget is not None:
-        # lavapipe's count of WINO_OUT's loops: trips * (splits + 2) + 2 (see ops.conv._loop)
+        # lavapipe's count of WINO_OUT's loops: trips * (splits + 2) + 2 (see loops.loop)
         most = (budget - 2) // _grid_stride_trips(geom.cout * geom.cig, devkey) - 2
         if most < 1:
             return None
