@@ -18,7 +18,7 @@
 // weight tile B likewise (through the weight strides), and each invocation accumulates a TM x TN
 // register block. Shared tiles are double-buffered: one barrier per BK-step.
 //
-// Defines (chosen by ops/conv.py's planner):
+// Defines (chosen by ops/conv/plan_f32.py):
 //   BM, BN, BK   tile: BM output rows x BN output channels, BK reduction steps per stage
 //   TM, TN       register block per invocation (TM, TN multiples of 4); workgroup = (BM/TM)*(BN/TN)
 //   GATHER       how A is gathered:

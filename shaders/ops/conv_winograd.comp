@@ -4,7 +4,7 @@
 #include "lib/common.glsl"
 #include "ops/conv_common.glsl"
 // The transforms of Winograd's minimal filtering for 3x3 kernels (stride 1, kernel dilation 1
-// on the last two axes; kernel 1 on the first), around the GEMMs of ops/conv_winograd.py:
+// on the last two axes; kernel 1 on the first), around the GEMMs of ops/conv/winograd.py:
 //   forward          y_t  = GM^T [ sum_c (AT^T w_jc AT) (.) (BT d_tc BT^T) ] GM   F(TILE^2, 3x3)
 //   backward-weight  dW_jc = AT [ sum_t (GM g_tj GM^T) (.) (BT d_tc BT^T) ] AT^T  F(3x3, TILE^2)
 // Tiles t = (batch, first-axis output position, TILE x TILE block of output positions), t < T;
