@@ -1,6 +1,4 @@
 """The loop budget: lavapipe's limiter as measured, loop_guard's copy of it, the device setting."""
-import copy
-import hashlib
 import subprocess
 from pathlib import Path
 
@@ -22,8 +20,7 @@ CASES = [(10, 100, 50), (1, 70000, 0), (70000, 0, 0), (3, 30000, 20000), (2, 40,
 
 def _run(spirv, push, shader=SHADER, words=8):
     """Run `shader` as the module `spirv` (the plain or a guarded build) on 2 invocations."""
-    k = copy.copy(runtime.get().kernel(shader, {}, 1))
-    k.spirv, k.spirv_hash = spirv, hashlib.sha256(spirv).hexdigest()[:24]
+    k = runtime.get().kernel(shader, {}, 1).with_spirv(spirv)
     out = Array.empty((words,), vk.uint32)
     poison(out.buffer)
     k([out.buffer], push, (2,))

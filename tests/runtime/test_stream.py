@@ -1,12 +1,12 @@
 from pathlib import Path
 
-import kp
 import numpy as np
 import pytest
 
 import vkbackend as vk
 from vkbackend import runtime
 from vkbackend.runtime import compiler, stream
+import kp
 
 BUSY = str(Path(__file__).parent.parent / "shaders" / "busy.comp")
 
@@ -137,17 +137,12 @@ def test_dispatches_recorded_together_keep_their_own_buffers(rng):
         np.testing.assert_array_equal(o.numpy(), x * np.float32(3.0))
 
 
-def test_pipeline_cache_hits_and_eviction(monkeypatch, rng):
+def test_a_kernel_asks_the_pipeline_cache_once_per_layout(rng):
     pc = runtime.get().pipelines
     x = rng.standard_normal(64).astype(np.float32)
     a = vk.asarray(x)
     (a + 1).numpy()
-    h0 = pc.stats["hits"]
+    before = dict(pc.stats)
     for _ in range(10):
-        (a + 1).numpy()
-    assert pc.stats["hits"] - h0 >= 10
-    monkeypatch.setattr(pc, "capacity", 2)
-    e0 = pc.stats["evictions"]
-    r = vk.sqrt(vk.abs(a)) + vk.exp(a) * 2
-    np.testing.assert_allclose(r.numpy(), np.sqrt(np.abs(x)) + np.exp(x) * 2, rtol=1e-5)
-    assert pc.stats["evictions"] > e0 and len(pc) <= 2
+        np.testing.assert_allclose((vk.asarray(x) + 1).numpy(), x + 1, rtol=1e-6)
+    assert pc.stats == before  # the kernel holds its pipeline

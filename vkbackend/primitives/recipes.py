@@ -34,6 +34,15 @@ _cache: OrderedDict = OrderedDict()
 _stats = {"hits": 0, "captures": 0, "plain": 0}
 
 
+_persistent: dict = {}  # id(kp tensor) -> Storage that lives as long as the runtime
+
+
+def persistent(array: Array) -> None:
+    """Let recipes bind `array`'s storage by reference: a runtime-wide buffer an op keeps (e.g.
+    reduce's self-resetting tile counters), held alive by every recipe that binds it."""
+    _persistent[id(array.buffer.tensor)] = array._storage
+
+
 class _Unkeyable(Exception):
     """An argument with no cheap, exact key (host data, lists of arrays): run the op plainly."""
 
@@ -65,6 +74,7 @@ class Capture:
         self.storages: list = []      # allocated by the op, in order (kept alive until the end)
         self.roles: dict = {}         # id(kp tensor) -> binding role
         self.steps: list = []
+        self.fixed: list = []         # persistent storages bound by reference
         self.poisoning = None
         self.ok = True
         for s in inputs:
@@ -79,10 +89,19 @@ class Capture:
                 self.poisoning = id(storage.buffer.tensor)
 
     def dispatch(self, pipeline, tensors, push: bytes, groups, barrier: bool) -> None:
-        roles = tuple(self.roles.get(id(t), -1) for t in tensors)
-        if -1 in roles:
-            self.ok = False  # a buffer the signature does not determine
-        self.steps.append((pipeline, roles, push, tuple(groups), barrier))
+        roles = []
+        for t in tensors:
+            role = self.roles.get(id(t))
+            if role is None:
+                kept = _persistent.get(id(t))
+                if kept is None:
+                    self.ok = False  # a buffer the signature does not determine
+                    role = -1
+                else:  # bound by reference; the recipe keeps it alive
+                    self.fixed.append(kept)
+                    role = self.roles[id(t)] = ("fixed", len(self.fixed) - 1)
+            roles.append(role)
+        self.steps.append((pipeline, tuple(roles), push, tuple(groups), barrier))
 
     def fill(self, tensor, word: int) -> None:
         # Storage's poisoning of a buffer it just allocated is redone by Storage on replay; any
@@ -97,20 +116,32 @@ class Capture:
 
 
 class Recipe:
-    __slots__ = ("words", "steps", "result")
+    __slots__ = ("words", "steps", "result", "fixed")
 
-    def __init__(self, words, steps, result):
+    def __init__(self, words, steps, result, fixed):
         self.words = words      # words of each buffer the op allocates
         self.steps = steps      # (pipeline, roles, push, groups, barrier)
         self.result = result    # (role, shape, dtype, offset), or a tuple of them
+        self.fixed = fixed      # persistent storages the steps bind
 
     def replay(self, rt, inputs: list, arrays: list):
-        storages = inputs + [Storage(w) for w in self.words]
+        storages = inputs + [Storage(w) for w in self.words] + list(self.fixed)
         tensors = [s.buffer.tensor for s in storages]
         dispatch = rt.stream.dispatch
         for pipe, roles, push, groups, barrier in self.steps:
             dispatch(pipe, [tensors[r] for r in roles], push, groups, barrier)
         return _build(self.result, storages, arrays)
+
+
+def _recipe(cap: Capture, spec) -> Recipe:
+    """The capture's steps with fixed roles numbered after the inputs and new buffers."""
+    first = cap.inputs + len(cap.storages)
+
+    def index(role):
+        return first + role[1] if type(role) is tuple else role
+    steps = tuple((pipe, tuple(map(index, roles)), push, groups, barrier)
+                  for pipe, roles, push, groups, barrier in cap.steps)
+    return Recipe(tuple(s.buffer.words for s in cap.storages), steps, spec, tuple(cap.fixed))
 
 
 def _build(spec, storages, arrays):
@@ -149,14 +180,29 @@ def recipe(env: tuple = ()):
                 return fn(*args, **kwargs)
             arrays: list = []
             try:
-                key = (fn, _key_of(args, arrays), _key_of(tuple(sorted(kwargs.items())), arrays) if kwargs else None,
-                       id(rt.device), launch.loop_budget(), tuple(os.environ.get(v) for v in env))
+                key = [fn, id(rt.device), launch.loop_budget()]
+                for x in args:  # _key_of, unrolled for the common arguments: this is the hot path
+                    t = type(x)
+                    if t is Array:
+                        arrays.append(x)
+                        key.append((x.shape, x.dtype, x.offset))
+                    elif t is float:
+                        key.append(x.hex())
+                    elif t is int or t is bool or x is None:
+                        key.append((t, x))
+                    else:
+                        key.append(_key_of(x, arrays))
+                if kwargs:
+                    key.append(_key_of(tuple(sorted(kwargs.items())), arrays))
+                if env:
+                    key.append(tuple(map(os.environ.get, env)))
             except _Unkeyable:
                 return fn(*args, **kwargs)
             storages = [a._storage for a in arrays]
             if len(storages) > 1:  # which arguments share storage is part of the plan
-                key += (tuple(map(storages.index, storages)),)
+                key.append(tuple(map(storages.index, storages)))
                 storages = list(dict.fromkeys(storages))
+            key = tuple(key)
             with rt.lock:
                 found = _cache.get(key)
                 if found is _PLAIN:
@@ -172,8 +218,7 @@ def recipe(env: tuple = ()):
                 finally:
                     stream.capture = None
                 spec = _describe(result, cap.roles, arrays) if cap.ok else None
-                _cache[key] = _PLAIN if spec is None else Recipe(
-                    tuple(s.buffer.words for s in cap.storages), tuple(cap.steps), spec)
+                _cache[key] = _PLAIN if spec is None else _recipe(cap, spec)
                 _stats["captures"] += 1
                 while len(_cache) > CAPACITY:
                     _cache.popitem(last=False)

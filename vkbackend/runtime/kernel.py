@@ -6,10 +6,10 @@ a dispatch binds its buffers through a recycled descriptor set.
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 import math
 import struct
-from collections import OrderedDict
 
 import numpy as np
 
@@ -41,37 +41,27 @@ def pack_push(values) -> bytes:
 
 
 class PipelineCache:
-    """Pipelines by (SPIR-V, specialization constants, buffer count, push words). A bound on their
-    number is a safety net: a program uses a fixed set of variants."""
+    """Pipelines by (SPIR-V, specialization constants, buffer count, push words), never dropped:
+    a program uses a fixed set of shader variants. Kernels keep the ones they use, so this is
+    asked once per kernel and binding layout."""
 
-    def __init__(self, manager, capacity: int = 1024):
+    def __init__(self, manager):
         self._mgr = manager
-        self._lru: OrderedDict = OrderedDict()
-        self.capacity = capacity
-        self.stats = {"hits": 0, "misses": 0, "evictions": 0, "created": 0}
+        self._pipes: dict = {}
+        self.stats = {"hits": 0, "created": 0}
 
     def get(self, spirv_hash: str, spirv: bytes, spec: tuple, buffers: int, push_words: int):
         key = (spirv_hash, spec, buffers, push_words)
-        pipe = self._lru.get(key)
+        pipe = self._pipes.get(key)
         if pipe is not None:
-            self._lru.move_to_end(key)
             self.stats["hits"] += 1
             return pipe
-        self.stats["misses"] += 1
-        pipe = self._mgr.pipeline(spirv, list(spec), buffers, push_words)
+        pipe = self._pipes[key] = self._mgr.pipeline(spirv, list(spec), buffers, push_words)
         self.stats["created"] += 1
-        self._lru[key] = pipe
-        while len(self._lru) > self.capacity:
-            # Dropping our reference is enough: a recorded dispatch keeps its pipeline alive.
-            self._lru.popitem(last=False)
-            self.stats["evictions"] += 1
         return pipe
 
     def __len__(self):
-        return len(self._lru)
-
-    def clear(self):
-        self._lru.clear()
+        return len(self._pipes)
 
 
 class Kernel:
@@ -95,6 +85,13 @@ class Kernel:
         self.spirv_hash = hashlib.sha256(self.spirv).hexdigest()[:24]
         slots = max(1, math.ceil(workgroup / max(1, dev.min_subgroup_size)))
         self.spec = (workgroup, slots) + tuple(int(s) for s in spec)
+        self._pipes: dict = {}  # (buffers, push words) -> pipeline, skipping the cache's key
+
+    def with_spirv(self, spirv: bytes) -> "Kernel":
+        """This kernel running other SPIR-V of the same interface (tests of rewritten modules)."""
+        k = copy.copy(self)
+        k.spirv, k.spirv_hash, k._pipes = spirv, hashlib.sha256(spirv).hexdigest()[:24], {}
+        return k
 
     def __call__(self, buffers, push=(), groups=(1, 1, 1), barrier: bool = True) -> None:
         """Record a dispatch of `groups` workgroups over `buffers` (bindings 0..n-1), followed by a
@@ -105,5 +102,9 @@ class Kernel:
         if not (0 < groups[0] <= limits[0] and 0 < groups[1] <= limits[1] and 0 < groups[2] <= limits[2]):
             raise ValueError(f"{self.shader}: dispatch {groups} outside 1..{limits}")
         words = pack_push(push)
-        pipe = self.rt.pipelines.get(self.spirv_hash, self.spirv, self.spec, len(buffers), len(words) // 4)
+        layout = (len(buffers), len(words))
+        pipe = self._pipes.get(layout)
+        if pipe is None:
+            pipe = self._pipes[layout] = self.rt.pipelines.get(self.spirv_hash, self.spirv, self.spec,
+                                                               len(buffers), len(words) // 4)
         self.rt.stream.dispatch(pipe, [b.tensor for b in buffers], words, groups, barrier)
