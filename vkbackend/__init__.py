@@ -14,9 +14,19 @@ from .primitives.launch import LoopBudgetError
 from .dtypes import bool_, float32, int32, uint32
 from .primitives.creation import (arange, array, asarray, empty, empty_like, full, full_like, ones,
                                   ones_like, zeros, zeros_like)
-from .primitives.elementwise import (abs, absolute, add, astype, divide, equal, exp, greater,
-                                     greater_equal, less, less_equal, log, maximum, minimum, multiply,
-                                     negative, not_equal, sqrt, subtract, true_divide, where)
+from .primitives.elementwise import (abs, absolute, acos, acosh, add, arccos, arccosh, arcsin,
+                                     arcsinh, arctan, arctan2, arctanh, around, asin, asinh,
+                                     astype, atan, atan2, atanh, bitwise_and, bitwise_invert,
+                                     bitwise_left_shift, bitwise_not, bitwise_or,
+                                     bitwise_right_shift, bitwise_xor, ceil, clip, copysign, cos,
+                                     cosh, divide, equal, exp, exp2, expm1, floor, floor_divide,
+                                     fmod, greater, greater_equal, hypot, invert, isfinite, isinf,
+                                     isnan, left_shift, less, less_equal, log, log10, log1p, log2,
+                                     logaddexp, logical_and, logical_not, logical_or, logical_xor,
+                                     maximum, minimum, mod, multiply, negative, nextafter,
+                                     not_equal, positive, pow, power, reciprocal, remainder,
+                                     right_shift, rint, round, sign, signbit, sin, sinh, sqrt,
+                                     square, subtract, tan, tanh, true_divide, trunc, where)
 from .primitives.reduce import *  # noqa: F401,F403
 from .primitives.scan import *  # noqa: F401,F403
 from .primitives.layout import *  # noqa: F401,F403

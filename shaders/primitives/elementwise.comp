@@ -3,13 +3,21 @@
 #extension GL_EXT_control_flow_attributes : enable
 #include "lib/common.glsl"
 #include "lib/math.glsl"
-// @variants OP_add|OP_subtract|OP_multiply|OP_divide|OP_maximum|OP_minimum|OP_equal|OP_not_equal|OP_less|OP_less_equal|OP_greater|OP_greater_equal NARGS=2 T=float|int|uint T_OUT=uint T_A=float T_B=int ?B_SCALAR RANK=0|4
+// @variants OP_add|OP_subtract|OP_multiply|OP_maximum|OP_minimum|OP_equal|OP_not_equal|OP_less|OP_less_equal|OP_greater|OP_greater_equal NARGS=2 T=float|int|uint T_OUT=uint T_A=float T_B=int ?B_SCALAR RANK=0|4
+// @variants OP_divide NARGS=2 T=float T_OUT=float T_A=float|int T_B=int ?B_SCALAR RANK=0|4
 // @variants OP_add|OP_less|OP_maximum NARGS=2 T=float|int T_OUT=float|uint T_A=float T_B=float|int ?B_SCALAR VEC4
 // @variants OP_negative|OP_absolute|OP_exp|OP_log|OP_sqrt|OP_copy NARGS=1 T=float|int T_OUT=float T_A=int RANK=0|2
+// @variants OP_exp2|OP_expm1|OP_log2|OP_log10|OP_log1p|OP_sin|OP_cos|OP_tan|OP_arcsin|OP_arccos|OP_arctan|OP_sinh|OP_cosh|OP_tanh|OP_arcsinh|OP_arccosh|OP_arctanh NARGS=1 T=float T_OUT=float T_A=float
+// @variants OP_floor|OP_ceil|OP_trunc|OP_rint|OP_isnan|OP_isinf|OP_isfinite|OP_signbit|OP_sign|OP_square|OP_reciprocal|OP_logical_not NARGS=1 T=float|int|uint T_OUT=uint T_A=float
+// @variants OP_invert NARGS=1 T=int|uint T_OUT=uint T_A=int
+// @variants OP_power|OP_remainder|OP_fmod|OP_floor_divide|OP_logical_and|OP_logical_or|OP_logical_xor NARGS=2 T=float|int|uint T_OUT=uint T_A=float T_B=int ?B_SCALAR
+// @variants OP_arctan2|OP_hypot|OP_logaddexp|OP_copysign|OP_nextafter NARGS=2 T=float T_OUT=float T_A=float T_B=float
+// @variants OP_bitwise_and|OP_bitwise_or|OP_bitwise_xor|OP_left_shift|OP_right_shift NARGS=2 T=int|uint T_OUT=uint T_A=int T_B=uint
+// @variants OP_clip NARGS=3 T=float|int T_OUT=float T_A=float T_B=int T_C=float ?C_SCALAR RANK=0|3
 // @variants OP_where NARGS=3 T=float|uint T_OUT=float T_A=uint T_B=float T_C=int ?C_SCALAR RANK=0|6
 // @variants OP_where|OP_copy NARGS=3 T=float T_OUT=float T_A=uint T_B=float T_C=float ?C_SCALAR VEC4
 // out = OP(a[, b[, c]]) with numpy broadcasting.
-// Defines: OP_<name>; NARGS (1..3); T_OUT; T_A, T_B, T_C (buffer element types); T (compute type);
+// Defines: OP_<name> (numpy's ufunc names; the numerics are lib/math.glsl's); NARGS (1..3); T_OUT; T_A, T_B, T_C (buffer element types); T (compute type);
 //   A_SCALAR / B_SCALAR / C_SCALAR: that operand is a T scalar in push constants;
 //   RANK: 0 for the contiguous fast path, else the number of (collapsed) output dims;
 //   VEC4 (with RANK 0): 4-vector loads and stores, the length and all offsets multiples of 4.
@@ -87,7 +95,7 @@ T_OUT apply_op(T x, T y, T z) {
 #elif defined(OP_multiply)
     return T_OUT(x * y);
 #elif defined(OP_divide)
-    return T_OUT(x / y);
+    return T_OUT(np_divide(x, y));
 #elif defined(OP_maximum)
     return T_OUT(np_max(x, y));
 #elif defined(OP_minimum)
@@ -114,6 +122,102 @@ T_OUT apply_op(T x, T y, T z) {
     return T_OUT(np_log(x));
 #elif defined(OP_sqrt)
     return T_OUT(np_sqrt(x));
+#elif defined(OP_exp2)
+    return T_OUT(np_exp2(x));
+#elif defined(OP_expm1)
+    return T_OUT(np_expm1(x));
+#elif defined(OP_log2)
+    return T_OUT(np_log2(x));
+#elif defined(OP_log10)
+    return T_OUT(np_log10(x));
+#elif defined(OP_log1p)
+    return T_OUT(np_log1p(x));
+#elif defined(OP_sin)
+    return T_OUT(np_sin(x));
+#elif defined(OP_cos)
+    return T_OUT(np_cos(x));
+#elif defined(OP_tan)
+    return T_OUT(np_tan(x));
+#elif defined(OP_arcsin)
+    return T_OUT(np_asin(x));
+#elif defined(OP_arccos)
+    return T_OUT(np_acos(x));
+#elif defined(OP_arctan)
+    return T_OUT(np_atan(x));
+#elif defined(OP_sinh)
+    return T_OUT(np_sinh(x));
+#elif defined(OP_cosh)
+    return T_OUT(np_cosh(x));
+#elif defined(OP_tanh)
+    return T_OUT(np_tanh(x));
+#elif defined(OP_arcsinh)
+    return T_OUT(np_asinh(x));
+#elif defined(OP_arccosh)
+    return T_OUT(np_acosh(x));
+#elif defined(OP_arctanh)
+    return T_OUT(np_atanh(x));
+#elif defined(OP_floor)
+    return T_OUT(np_floor(x));
+#elif defined(OP_ceil)
+    return T_OUT(np_ceil(x));
+#elif defined(OP_trunc)
+    return T_OUT(np_trunc(x));
+#elif defined(OP_rint)
+    return T_OUT(np_rint(x));
+#elif defined(OP_isnan)
+    return T_OUT(np_isnan(x));
+#elif defined(OP_isinf)
+    return T_OUT(np_isinf(x));
+#elif defined(OP_isfinite)
+    return T_OUT(np_isfinite(x));
+#elif defined(OP_signbit)
+    return T_OUT(np_signbit(x));
+#elif defined(OP_sign)
+    return T_OUT(np_sign(x));
+#elif defined(OP_reciprocal)
+    return T_OUT(np_reciprocal(x));
+#elif defined(OP_square)
+    return T_OUT(x * x);
+#elif defined(OP_logical_not)
+    return T_OUT(x == T(0));
+#elif defined(OP_invert)
+    return T_OUT(~x);
+#elif defined(OP_power)
+    return T_OUT(np_pow(x, y));
+#elif defined(OP_remainder)
+    return T_OUT(np_remainder(x, y));
+#elif defined(OP_fmod)
+    return T_OUT(np_fmod(x, y));
+#elif defined(OP_floor_divide)
+    return T_OUT(np_floor_divide(x, y));
+#elif defined(OP_arctan2)
+    return T_OUT(np_atan2(x, y));
+#elif defined(OP_hypot)
+    return T_OUT(np_hypot(x, y));
+#elif defined(OP_logaddexp)
+    return T_OUT(np_logaddexp(x, y));
+#elif defined(OP_copysign)
+    return T_OUT(np_copysign(x, y));
+#elif defined(OP_nextafter)
+    return T_OUT(np_nextafter(x, y));
+#elif defined(OP_left_shift)
+    return T_OUT(np_left_shift(x, y));
+#elif defined(OP_right_shift)
+    return T_OUT(np_right_shift(x, y));
+#elif defined(OP_logical_and)
+    return T_OUT(x != T(0) && y != T(0));
+#elif defined(OP_logical_or)
+    return T_OUT(x != T(0) || y != T(0));
+#elif defined(OP_logical_xor)
+    return T_OUT((x != T(0)) != (y != T(0)));
+#elif defined(OP_bitwise_and)
+    return T_OUT(x & y);
+#elif defined(OP_bitwise_or)
+    return T_OUT(x | y);
+#elif defined(OP_bitwise_xor)
+    return T_OUT(x ^ y);
+#elif defined(OP_clip)  // numpy: minimum(maximum(x, lo), hi), NaNs included
+    return T_OUT(np_min(np_max(x, y), z));
 #elif defined(OP_where)
     return T_OUT(x != T(0) ? y : z);
 #elif defined(OP_copy)

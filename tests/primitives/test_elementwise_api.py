@@ -1,0 +1,317 @@
+"""The elementwise namespace against numpy (issue 18): names, result dtypes (numpy's loop, float64
+narrowed to float32), broadcasting, Python scalars, the NaN / -0.0 / division-by-zero rules, and
+the errors, on fresh random data with specials at sizes around subgroup and workgroup edges.
+Exact functions must match numpy bit for bit (NaN payloads aside); transcendentals within 1 ulp
+of float64 (tests/primitives/test_elementwise_accuracy.py measures them over the float range)."""
+import numpy as np
+import pytest
+
+import vkbackend as vk
+from tests.conftest import no_gpu_work
+from tests.primitives.test_elementwise_accuracy import ulp_errors
+
+SIZES = [1, 7, 255, 257, 4099]
+I32 = np.iinfo(np.int32)
+FLOAT_SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5,
+                           1e-45, -1e-45, 1e-40, 3.4028235e38, -3.4028235e38, 8388609.0, 2.0 ** 24],
+                          np.float32)
+
+
+def sample(rng, n, dtype):
+    """Random values of dtype with its edge cases mixed in (at random places)."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.random(n) < 0.5
+    if dtype.kind == "f":
+        x = np.concatenate([rng.standard_normal(n) * 10.0 ** rng.integers(-3, 4, n),
+                            rng.integers(-20, 20, n) * 0.5])[rng.permutation(2 * n)[:n]].astype(dtype)
+        specials = FLOAT_SPECIALS
+    else:
+        info = np.iinfo(dtype)
+        x = np.where(rng.random(n) < 0.5, rng.integers(info.min, info.max, n, endpoint=True),
+                     rng.integers(-40 if info.min else 0, 40, n)).astype(dtype)
+        specials = np.array([0, 1, info.max, info.min, info.max - 1, 2, 3] + ([-1, -2, -3] if info.min else []), dtype)
+    k = min(n, specials.size)
+    x[rng.choice(n, k, replace=False)] = specials[rng.permutation(specials.size)[:k]]
+    return x
+
+
+def assert_same(got, want, name=""):
+    """Same dtype, shape and values: floats bit for bit (any NaN matches any NaN)."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert (got.dtype, got.shape) == (want.dtype, want.shape), (name, got.dtype, want.dtype, got.shape, want.shape)
+    if want.dtype.kind == "f":
+        bits = np.dtype(f"u{want.dtype.itemsize}")
+        ok = (got.view(bits) == want.view(bits)) | (np.isnan(got) & np.isnan(want))
+    else:
+        ok = got == want
+    bad = np.flatnonzero(~ok.reshape(-1))
+    first = bad[0] if bad.size else 0
+    assert bad.size == 0, f"{name}: {bad.size} differ, first at {first}: {got.reshape(-1)[first]!r} vs {want.reshape(-1)[first]!r}"
+
+
+def numpy_result(name, *xs):
+    """numpy's result, float64 narrowed to float32 (as vkbackend's results are)."""
+    with np.errstate(all="ignore"):
+        r = getattr(np, name)(*xs)
+    r = np.asarray(r)
+    with np.errstate(over="ignore"):
+        return r.astype(np.float32) if r.dtype == np.float64 else r
+
+
+EXACT_UNARY = ["floor", "ceil", "trunc", "rint", "sign", "square", "positive", "reciprocal", "signbit",
+               "isnan", "isinf", "isfinite", "invert", "logical_not"]
+TRANSCENDENTAL_UNARY = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "sin", "cos",
+                        "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh",
+                        "arccosh", "arctanh"]
+EXACT_BINARY = ["remainder", "fmod", "floor_divide", "copysign", "nextafter", "bitwise_and",
+                "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "logical_and", "logical_or",
+                "logical_xor", "power", "divide"]
+TRANSCENDENTAL_BINARY = ["arctan2", "hypot", "logaddexp"]
+DTYPES = [np.float32, np.int32, np.uint32, np.bool_]
+
+
+def _numpy_refuses(name, *xs):
+    try:
+        with np.errstate(all="ignore"):
+            r = np.asarray(getattr(np, name)(*xs))
+    except TypeError:
+        return "TypeError"
+    if r.dtype not in (np.float32, np.float64, np.int32, np.uint32, np.bool_, np.float16):
+        return f"numpy result {r.dtype}"
+    return None
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_exact_unary_match_numpy(rng, n, dtype):
+    x = sample(rng, n, dtype)
+    a = vk.asarray(x)
+    for name in EXACT_UNARY:
+        if _numpy_refuses(name, x):
+            with no_gpu_work(), pytest.raises(TypeError, match=name):
+                getattr(vk, name)(a)
+            continue
+        want = numpy_result(name, x)
+        if want.dtype.kind == "f" and dtype != np.float32:
+            # a float result of ints or bools (rint; numpy: float64, float16): from float32(x) here
+            want = numpy_result(name, x.astype(np.float32))
+        got = getattr(vk, name)(a).numpy()
+        assert_same(got, want, f"{name}({np.dtype(dtype)})")
+
+
+@pytest.mark.parametrize("n", [1, 257, 4099])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint32, np.bool_])
+def test_transcendental_unary_dtypes_and_specials(rng, n, dtype):
+    x = sample(rng, n, dtype)
+    a = vk.asarray(x)
+    x32 = x.astype(np.float32)
+    for name in TRANSCENDENTAL_UNARY:
+        got = getattr(vk, name)(a).numpy()
+        assert got.dtype == np.float32 and got.shape == x.shape, name
+        with np.errstate(all="ignore"):
+            ref = getattr(np, name)(x32.astype(np.float64))
+        err = ulp_errors(got, ref)
+        assert err.max() <= 1.0, (name, x32[np.argmax(err)], got[np.argmax(err)], ref[np.argmax(err)])
+        # zeros keep their sign where numpy's does (sin(-0.0) = -0.0, cos(-0.0) = 1, ...)
+        zero = ref == 0
+        assert_same(np.signbit(got[zero]), np.signbit(numpy_result(name, x32)[zero]), name)
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("da,db", [(np.float32, np.float32), (np.int32, np.int32), (np.uint32, np.uint32),
+                                   (np.bool_, np.bool_), (np.int32, np.float32), (np.uint32, np.bool_),
+                                   (np.int32, np.uint32)])
+def test_exact_binary_match_numpy(rng, n, da, db):
+    x, y = sample(rng, n, da), sample(rng, n, db)
+    a, b = vk.asarray(x), vk.asarray(y)
+    for name in EXACT_BINARY:
+        yy = y
+        if name == "power" and np.dtype(db).kind in "iu":
+            yy = np.where(y.astype(np.int64) < 0, 3, y % 40).astype(db)  # numpy raises on negative powers
+            b = vk.asarray(yy)
+        else:
+            b = vk.asarray(y)
+        refused = _numpy_refuses(name, x, yy)
+        if refused:
+            with no_gpu_work(), pytest.raises(TypeError):
+                getattr(vk, name)(a, b)
+            continue
+        got = getattr(vk, name)(a, b).numpy()
+        want = numpy_result(name, x, yy)
+        if want.dtype == np.float16:
+            want = want.astype(np.float32)
+        if want.dtype == np.float32 and (np.dtype(da).kind != "f" or np.dtype(db).kind != "f"):
+            # int operands of a float result: computed from their float32 values
+            want = numpy_result(name, x.astype(np.float32), yy.astype(np.float32))
+        if name == "power" and want.dtype == np.float32:
+            with np.errstate(all="ignore"):
+                ref = np.power(x.astype(np.float32).astype(np.float64), yy.astype(np.float32).astype(np.float64))
+            assert got.dtype == np.float32
+            assert ulp_errors(got, ref).max() <= 1.0
+            continue
+        assert_same(got, want, f"{name}({np.dtype(da)}, {np.dtype(db)})")
+
+
+@pytest.mark.parametrize("n", [1, 255, 4099])
+def test_transcendental_binary_specials(rng, n):
+    x, y = sample(rng, n, np.float32), sample(rng, n, np.float32)
+    s1, s2 = np.meshgrid(FLOAT_SPECIALS, FLOAT_SPECIALS)
+    x, y = np.concatenate([x, s1.ravel()]), np.concatenate([y, s2.ravel()])
+    for name in TRANSCENDENTAL_BINARY:
+        got = getattr(vk, name)(vk.asarray(x), vk.asarray(y)).numpy()
+        with np.errstate(all="ignore"):
+            ref = getattr(np, name)(x.astype(np.float64), y.astype(np.float64))
+            scale = np.maximum(np.abs(ref), np.log1p(np.exp(-np.abs(x.astype(np.float64) - y)))) if name == "logaddexp" else None
+        err = ulp_errors(got, ref, scale)
+        assert err.max() <= 1.0, (name, x[np.argmax(err)], y[np.argmax(err)], got[np.argmax(err)])
+        zero = ref == 0  # arctan2's signed zeros and pi's
+        assert_same(np.signbit(got[zero]), np.signbit(numpy_result(name, x, y)[zero]), name)
+
+
+def test_division_rules_match_numpy():
+    """Signs of remainders and quotients, division by zero (ints: 0), INT_MIN // -1, infinities."""
+    i = np.array([7, -7, 7, -7, 5, 0, I32.min, I32.min, I32.min, 3], np.int32)
+    j = np.array([2, 2, -2, -2, 0, 0, -1, 1, 0, -1], np.int32)
+    for name in ["remainder", "fmod", "floor_divide"]:
+        assert_same(getattr(vk, name)(vk.asarray(i), vk.asarray(j)).numpy(), numpy_result(name, i, j), name)
+    f = np.array([-1.0, 1.0, -0.0, 5.0, 0.0, np.inf, -7.5, 7.5, 1e30, 3.0], np.float32)
+    g = np.array([np.inf, -np.inf, 3.0, 0.0, -0.0, 2.0, 2.0, -2.0, 1e-30, np.nan], np.float32)
+    for name in ["remainder", "fmod", "floor_divide", "divide"]:
+        assert_same(getattr(vk, name)(vk.asarray(f), vk.asarray(g)).numpy(), numpy_result(name, f, g), name)
+    assert_same((vk.reciprocal(vk.asarray(np.array([0, 1, -1, 2, -5], np.int32)))).numpy(),
+                numpy_result("reciprocal", np.array([0, 1, -1, 2, -5], np.int32)))
+
+
+def test_shifts_past_the_width_and_bool_bits(rng):
+    x = sample(rng, 300, np.int32)
+    s = rng.integers(-40, 40, 300).astype(np.int32)
+    for name in ["left_shift", "right_shift"]:
+        assert_same(getattr(vk, name)(vk.asarray(x), vk.asarray(s)).numpy(), numpy_result(name, x, s), name)
+        assert_same(getattr(vk, name)(vk.asarray(x), 33).numpy(), numpy_result(name, x, 33), name)
+    u = sample(rng, 300, np.uint32)
+    su = rng.integers(0, 40, 300).astype(np.uint32)
+    for name in ["left_shift", "right_shift"]:
+        assert_same(getattr(vk, name)(vk.asarray(u), vk.asarray(su)).numpy(), numpy_result(name, u, su), name)
+    b = rng.random(50) < 0.5
+    assert_same(vk.invert(vk.asarray(b)).numpy(), ~b)
+    assert_same(vk.bitwise_xor(vk.asarray(b), True).numpy(), b ^ True)
+    vb, vf = vk.asarray(b), vk.asarray(np.ones(3, np.float32))
+    with no_gpu_work(), pytest.raises(TypeError, match="int8"):  # numpy shifts bools as int8
+        vk.left_shift(vb, vb)
+    with no_gpu_work(), pytest.raises(TypeError, match="invert"):
+        vk.invert(vf)
+
+
+def test_logical_ops_take_truth_of_any_dtype(rng):
+    f = np.array([0.0, -0.0, np.nan, 0.5, -2.0, np.inf, 0.0, 1e-45], np.float32)
+    i = np.array([0, 0, 1, 0, -5, 0, 3, 0], np.int32)
+    u = np.array([0, 7, 0, 0, 1, 2**32 - 1, 0, 1], np.uint32)
+    for x, y in [(f, i), (i, u), (u, f), (f, f), (i, True), (0.5, i)]:
+        for name in ["logical_and", "logical_or", "logical_xor"]:
+            got = getattr(vk, name)(vk.asarray(x) if isinstance(x, np.ndarray) else x,
+                                    vk.asarray(y) if isinstance(y, np.ndarray) else y)
+            assert_same(got.numpy(), getattr(np, name)(x, y), name)
+    for x in (f, i, u):
+        assert_same(vk.logical_not(vk.asarray(x)).numpy(), np.logical_not(x))
+
+
+def test_power_of_integers():
+    x = np.array([2, -3, 0, 1, -1, 7, 46341, -2], np.int32)
+    y = np.array([10, 3, 0, 100, 31, 11, 2, 31], np.int32)
+    assert_same(vk.power(vk.asarray(x), vk.asarray(y)).numpy(), np.power(x, y))
+    assert_same(vk.pow(vk.asarray(x), 2).numpy(), np.power(x, 2))
+    # numpy raises on negative integer powers; an array's give 1 / x**|n| truncated here
+    got = vk.power(vk.asarray(x), vk.asarray(np.full(8, -3, np.int32))).numpy()
+    assert_same(got, np.array([0, 0, 0, 1, -1, 0, 0, 0], np.int32))
+    vx = vk.asarray(x)
+    with no_gpu_work(), pytest.raises(ValueError, match="negative integer powers"):
+        vk.power(vx, -2)
+    f = x.astype(np.float32)
+    with np.errstate(divide="ignore"):
+        ref = np.power(f.astype(np.float64), -2)
+    assert ulp_errors(vk.power(vk.asarray(f), -2).numpy(), ref).max() <= 0.5
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_clip_matches_numpy(rng, n):
+    x = sample(rng, n, np.float32)
+    lo, hi = sample(rng, n, np.float32), sample(rng, n, np.float32)
+    a = vk.asarray(x)
+    assert_same(vk.clip(a, vk.asarray(lo), vk.asarray(hi)).numpy(), np.clip(x, lo, hi))
+    assert_same(vk.clip(a, -1.0, 2).numpy(), np.clip(x, -1.0, 2))
+    assert_same(vk.clip(a, None, 0.5).numpy(), np.clip(x, None, 0.5))
+    assert_same(vk.clip(a, min=np.float32(3)).numpy(), np.clip(x, min=np.float32(3)))
+    assert_same(vk.clip(a, 2.0, 1.0).numpy(), np.clip(x, 2.0, 1.0))  # min > max: max
+    i, ihi = sample(rng, n, np.int32), sample(rng, n, np.int32)
+    assert_same(vk.clip(vk.asarray(i), -5, vk.asarray(ihi)).numpy(), np.clip(i, -5, ihi))
+    assert_same(vk.clip(vk.asarray(i), vk.asarray(ihi), np.int32(7)).numpy(), np.clip(i, ihi, np.int32(7)))
+    assert_same(vk.clip(vk.asarray(i), 0.5, 3).numpy(), np.clip(i, 0.5, 3).astype(np.float32))
+    with no_gpu_work(), pytest.raises(TypeError, match="both"):
+        vk.clip(a, 0.0, None, min=1.0)
+
+
+def test_broadcasting_and_scalars(rng):
+    x = sample(rng, 12, np.float32).reshape(3, 4)
+    y = sample(rng, 4, np.float32)
+    i = sample(rng, 12, np.int32).reshape(3, 1, 4)
+    for name in ["arctan2", "copysign", "remainder", "floor_divide", "hypot", "nextafter"]:
+        got = getattr(vk, name)(vk.asarray(x), vk.asarray(y)).numpy()
+        want = numpy_result(name, x, y)
+        if name in ("arctan2", "hypot"):
+            with np.errstate(all="ignore"):
+                assert ulp_errors(got, getattr(np, name)(x.astype(np.float64), y)).max() <= 1.0, name
+        else:
+            assert_same(got, want, name)
+    assert_same(vk.remainder(vk.asarray(i), vk.asarray(np.array([[3], [-4]], np.int32))).numpy(),
+                np.remainder(i, np.array([[3], [-4]], np.int32)))
+    assert_same(vk.floor_divide(17, vk.asarray(i)).numpy(), numpy_result("floor_divide", 17, i))
+    assert_same(vk.bitwise_and(vk.asarray(i), 0xff).numpy(), np.bitwise_and(i, 0xff))
+    assert_same(vk.copysign(2.5, vk.asarray(x)).numpy(), np.copysign(np.float32(2.5), x))
+    assert vk.remainder(vk.asarray(i), 2.5).dtype == np.float32  # numpy: float64
+    assert vk.floor(vk.asarray(i)).dtype == np.int32 and vk.rint(vk.asarray(i)).dtype == np.float32
+
+
+def test_round_half_even_and_decimals(rng):
+    x = np.concatenate([np.arange(-10, 10) * np.float32(0.5), sample(rng, 300, np.float32)]).astype(np.float32)
+    for d in (0, 1, 2, -1, -2):
+        with np.errstate(over="ignore"):
+            want = np.round(x, d)
+        assert_same(vk.round(vk.asarray(x), d).numpy(), want, f"round(x, {d})")
+    # (numpy's results past int32's range are its float64 -> int32 casts: left out)
+    i = np.concatenate([np.arange(-300, 300, 5), np.clip(sample(rng, 300, np.int32), -2 * 10**9, 2 * 10**9)]).astype(np.int32)
+    for d in (0, 2, -1, -2, -9, -10):
+        assert_same(vk.round(vk.asarray(i), d).numpy(), np.round(i, d), f"round(int, {d})")
+    assert vk.around is vk.round
+
+
+def test_array_api_names_are_the_numpy_functions():
+    for alias, name in [("asin", "arcsin"), ("acos", "arccos"), ("atan", "arctan"), ("atan2", "arctan2"),
+                        ("asinh", "arcsinh"), ("acosh", "arccosh"), ("atanh", "arctanh"), ("pow", "power"),
+                        ("bitwise_invert", "invert"), ("bitwise_not", "invert"), ("mod", "remainder"),
+                        ("bitwise_left_shift", "left_shift"), ("bitwise_right_shift", "right_shift")]:
+        assert getattr(vk, alias) is getattr(vk, name), alias
+
+
+def test_refusals_before_gpu_work():
+    h = vk.asarray(np.ones(4, np.float16))
+    f, i, u = vk.asarray(np.ones(4, np.float32)), vk.asarray(np.ones(4, np.int32)), vk.asarray(np.ones(4, np.uint32))
+    b = vk.asarray(np.ones(4, bool))
+    f3 = vk.asarray(np.ones(3, np.float32))
+    with no_gpu_work():
+        for fn, args in [(vk.sin, (h,)), (vk.floor, (h,)), (vk.isnan, (h,)), (vk.arctan2, (f, h)),
+                         (vk.clip, (h, 0, 1)), (vk.logical_and, (h, f)), (vk.round, (h,))]:
+            with pytest.raises(TypeError, match="float16"):
+                fn(*args)
+        with pytest.raises(TypeError, match="int64"):   # int32 with uint32 (numpy: int64)
+            vk.remainder(i, u)
+        with pytest.raises(TypeError, match="sign"):    # numpy has no bool sign
+            vk.sign(b)
+        with pytest.raises(TypeError, match="int8"):    # numpy squares bools as int8
+            vk.square(b)
+        with pytest.raises(TypeError, match="bitwise_and"):
+            vk.bitwise_and(f, f)
+        with pytest.raises(ValueError, match="broadcast"):
+            vk.hypot(f, f3)
+        with pytest.raises(OverflowError, match="out of bounds"):
+            vk.remainder(u, -1)
