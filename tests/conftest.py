@@ -57,18 +57,26 @@ def h200_like(dev):
                                max_workgroup_invocations=1024, max_shared_memory=49152, loop_budget=None)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_recipes():
+    """Each test plans its ops anew: a test may swap the device or a planner (primitives/recipes.py
+    keys recipes on the device object's identity, which a later test's stand-in could reuse)."""
+    from vkbackend.primitives import recipes
+    recipes.clear()
+
+
 @pytest.fixture
 def planned_budget(monkeypatch):
     """planned_budget(n): the planners see a loop budget of n (at most the device's; it may be set
-    again, higher or lower); the kernels keep the device's own."""
-    from vkbackend.ops import layernorm
+    again, higher or lower); the kernels keep the device's own. The planners read it through
+    launch.loop_budget(), except the convolutions', which import the name."""
     from vkbackend.ops.conv import loops as conv_loops
-    from vkbackend.primitives import launch, reduce, scan
+    from vkbackend.primitives import launch
     real = launch.loop_budget()
 
     def set_(n):
         value = n if real is None else min(n, real)
-        for mod in (launch, reduce, scan, layernorm, conv_loops):
+        for mod in (launch, conv_loops):
             monkeypatch.setattr(mod, "loop_budget", lambda: value)
         return value
     return set_

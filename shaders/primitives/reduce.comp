@@ -7,7 +7,9 @@
 // @variants T_IN=float T=float T_OUT=float IS_FLOAT RED_OP=min|max NAN_AWARE ?LAYOUT_ROW UNROLL=4
 // @variants T_IN=int|uint|float T=int T_OUT=int RED_OP=add|and|or ?TRUTH ?LAYOUT_ROW UNROLL=4
 // @variants T_IN=float|int T=float|int T_OUT=int ARG_OP=max|min ?LAYOUT_ROW UNROLL=4
-// @variants T_IN=float T=float T_OUT=float IS_FLOAT WELFORD ?LAYOUT_ROW UNROLL=4 ?DIVIDE ?SQRT
+// @variants T_IN=float T=float T_OUT=float IS_FLOAT DEV ?LAYOUT_ROW UNROLL=4 DIVIDE ?SQRT
+// @variants T_IN=int T=int T_OUT=float DEV ?LAYOUT_ROW UNROLL=4 DIVIDE ?SQRT
+// @variants T_IN=uint T=uint T_OUT=float DEV ?LAYOUT_ROW UNROLL=4 DIVIDE ?SQRT
 // out[o * inner + i] = REDUCE over j of x[o, j, i], for x C-contiguous of shape (outer, n, inner).
 //
 // Defines (vkbackend/primitives/reduce.py sets them):
@@ -15,26 +17,28 @@
 //   The state one invocation accumulates, by operation:
 //     RED_OP=add|mul|min|max|and|or  a value of T (NAN_AWARE: float min/max where NaN wins, as numpy)
 //     ARG_OP=max|min                 value and index: first NaN, else extreme value, else lowest index
-//     WELFORD                        count, mean, m2 (Chan's merge: no E[x^2] - mean^2 cancellation)
+//     DEV                            count and the sums of d and d^2, d = x - pivot[output] (T = T_IN;
+//                                    see the DEV section), as double-floats: var and std
 //   TRUTH      elements enter as T(x != 0) (all/any).
-//   DIVIDE     out = value / p.den with numpy's x/0 rules (mean; var with den = n - ddof); SQRT after.
-//   LAYOUT_ROW inner == 1 and one output per workgroup: vec4 loads, lib/workgroup.glsl merge.
-//              Otherwise a workgroup takes COLS outputs with ROWS invocations along n each, merged
-//              by a shared-memory tree.
+//   DIVIDE     out = value / p.den with numpy's x/0 rules (mean); DEV: var with p.den = ddof. SQRT after.
+//   LAYOUT_ROW inner == 1 and one output per workgroup: vec4 loads, lib/workgroup.glsl merge
+//              (DEV: the tree below). Otherwise a workgroup takes COLS outputs with ROWS
+//              invocations along n each, merged by a shared-memory tree.
 //   UNROLL     loads in flight per invocation.
 // Spec constants: 2 COLS (outputs per workgroup, a power of two); 3 ROW_FAST (1: consecutive
 //   invocations walk n, for rows of inner == 1; 0: they walk outputs, coalesced along inner).
 // Grid: x walks tiles of COLS outputs (grid-stride); y splits n into p.splits chunks of p.chunk.
 // With p.splits > 1 each workgroup publishes a partial state; the last one to arrive at its tile's
 // counter merges them and sets the counter back to 0: one dispatch, no second pass over the data.
-// Bindings: 0 x, 1 out, 2 partial states (32-bit words), 3 tile counters (0 between dispatches).
+// Bindings: 0 x, 1 out, 2 partial states (32-bit words), 3 tile counters (0 between dispatches);
+// DEV: 4 the pivots, from p.piv_off.
 layout(constant_id = 2) const uint COLS = 1u;
 layout(constant_id = 3) const uint ROW_FAST = 0u;
 const uint ROWS = WG_SIZE / COLS;
 
 layout(push_constant) uniform Push {
     uint n; uint inner; uint outputs; uint tiles; uint x_off; uint out_off; uint splits; uint chunk;
-    float den;
+    float den; uint piv_off;
 } p;
 
 #define vec4_of_float vec4
@@ -52,6 +56,12 @@ T elem(T_IN x) { return T(x != T_IN(0)); }
 #else
 T elem(T_IN x) { return T(x); }
 #endif
+
+// numpy's x / 0 for a count of 0: 0/0 and nan/0 -> nan, +-x/0 -> +-inf.
+float divide_by_count(float x, float den) {
+    if (den > 0.0) return x / den;
+    return (x == 0.0 || isnan(x)) ? NAN : (x > 0.0 ? INF : -INF);
+}
 
 // ---- states: s_identity, s_single (one element), s_combine (associative), wg_merge (whole
 // workgroup, from uniform control flow), s_store / s_load (partials), S_VALUE (what is output) ----
@@ -88,35 +98,91 @@ void s_store(uint k, S s) { part_[2u * k] = to_bits(s.v); part_[2u * k + 1u] = s
 S s_load(uint k) { return S(FROM_BITS(T, part_[2u * k]), part_[2u * k + 1u]); }
 #define S_VALUE(s) (s).i
 
-#elif defined(WELFORD)
-struct S { uint n; float mean; float m2; };
-const uint S_WORDS = 3u;
-S s_identity() { return S(0u, 0.0, 0.0); }
-// m2 of one element is x - x: 0, or nan for nan and inf as numpy gets (spelled out: compilers may fold x - x).
-S s_single(T x, uint i) { return S(1u, x, isnan(x) || isinf(x) ? NAN : 0.0); }
-S s_combine(S a, S b) {
-    if (a.n == 0u) return b;
-    if (b.n == 0u) return a;
-    uint n = a.n + b.n;
-    float d = b.mean - a.mean, fb = float(b.n) / float(n);
-    return S(n, a.mean + d * fb, a.m2 + b.m2 + d * d * float(a.n) * fb);
+#elif defined(DEV)
+// var and std in two passes: reduce.py's first pass writes each output's mean, rounded to an
+// integer for integer data (the pivot); this one sums d = x - pivot and d^2 as double-floats and
+// finishes with m2 = sum(d^2) - sum(d)^2 / n, also in double-float, which removes what the pivot
+// is off the true mean (Chan, Golub & LeVeque's corrected two-pass algorithm). For integers d is
+// exact (below 2**24), so var is numpy's float64 result correctly rounded to float32 up to about
+// 2**-40 relative; for floats d rounds once (exact where x is within a factor 2 of the pivot).
+// Double-float arithmetic: lib/math.glsl's; the sums accumulate unnormalized (df_accumulate).
+#define TREE_MERGE  // the states merge in a shared-memory tree: lib/workgroup.glsl sums single floats
+layout(std430, binding = 4) readonly buffer Pivot { float pivot_[]; };
+struct S { uint n; vec2 s1; vec2 s2; };
+const uint S_WORDS = 5u;
+S s_identity() { return S(0u, vec2(0.0), vec2(0.0)); }
+
+#ifdef IS_FLOAT
+float g_pivot;
+void set_pivot(uint col) { g_pivot = pivot_[p.piv_off + col]; }
+// An infinite element gives a NaN deviation (numpy's var is NaN then: inf - inf), so that an
+// infinite sum can only come from finite data past float32's range.
+float deviation(float x) { return isinf(x) ? NAN : x - g_pivot; }
+#else
+T g_pivot;
+// The mean rounded to T, clamped into T's range (a float mean of values near the top of the range
+// may round past it; the mean of nothing is NaN).
+int to_pivot(float m, int t) { return isnan(m) ? 0 : int(clamp(round(m), -2147483648.0, 2147483520.0)); }
+uint to_pivot(float m, uint t) { return isnan(m) ? 0u : uint(clamp(round(m), 0.0, 4294967040.0)); }
+void set_pivot(uint col) { g_pivot = to_pivot(pivot_[p.piv_off + col], T(0)); }
+// x - pivot exactly in 16-bit halves (each difference fits a float exactly), rounded once: the
+// difference of two int32s may not fit one.
+float deviation(T x) {
+    return float(int(x >> 16) - int(g_pivot >> 16)) * 65536.0 + float(int(x & T(0xffff)) - int(g_pivot & T(0xffff)));
 }
-// The exact mean of the whole workgroup first, then every m2 moved onto it.
-S wg_merge(S s) {
-    uint n = wg_reduce_add(s.n);
-    float total = wg_reduce_add(float(s.n) * s.mean);
-    float mean = n > 0u ? total / float(n) : 0.0;
-    float d = s.mean - mean;
-    float m2 = wg_reduce_add(s.n > 0u ? s.m2 + float(s.n) * d * d : 0.0);
-    return S(n, mean, m2);
+#endif
+
+// a + b with hi the plain float32 sum (inf and NaN propagate through it as through any sum) and
+// lo gathering the rounding errors: Ogita, Rump & Oishi's Sum2, here along the reduction's tree.
+vec2 df_accumulate(vec2 a, vec2 b) {
+    vec2 s = two_sum(a.x, b.x);
+    precise float lo = (a.y + b.y) + s.y;
+    return vec2(s.x, lo);
 }
+
+S s_single(T x, uint i) {
+    precise float d = deviation(x);
+    precise float d2 = d * d;
+    return S(1u, vec2(d, 0.0), vec2(d2, 0.0));
+}
+S s_combine(S a, S b) { return S(a.n + b.n, df_accumulate(a.s1, b.s1), df_accumulate(a.s2, b.s2)); }
 void s_store(uint k, S s) {
-    part_[3u * k] = s.n; part_[3u * k + 1u] = floatBitsToUint(s.mean); part_[3u * k + 2u] = floatBitsToUint(s.m2);
+    part_[5u * k] = s.n;
+    part_[5u * k + 1u] = floatBitsToUint(s.s1.x); part_[5u * k + 2u] = floatBitsToUint(s.s1.y);
+    part_[5u * k + 3u] = floatBitsToUint(s.s2.x); part_[5u * k + 4u] = floatBitsToUint(s.s2.y);
 }
 S s_load(uint k) {
-    return S(part_[3u * k], uintBitsToFloat(part_[3u * k + 1u]), uintBitsToFloat(part_[3u * k + 2u]));
+    return S(part_[5u * k], uintBitsToFloat(uvec2(part_[5u * k + 1u], part_[5u * k + 2u])),
+             uintBitsToFloat(uvec2(part_[5u * k + 3u], part_[5u * k + 4u])));
 }
-#define S_VALUE(s) (s).m2
+
+// m2 / (n - ddof), or its square root, from the sums; scaled by a power of two (exact) so that the
+// double-float steps neither overflow (Veltkamp's split multiplies by 4097) nor lose bits.
+float dev_finish(S s) {
+    float n = float(s.n);
+    float ddof = p.den;
+    if (!(isinf(s.s1.x) || isnan(s.s1.x) || isinf(s.s2.x) || isnan(s.s2.x))) {
+        int e;
+        frexp(s.s2.x, e);
+        int k = e / 2;  // d scaled by 2**-k: sum(d^2) near 1
+        vec2 s1 = two_sum(ldexp(s.s1.x, -k), ldexp(s.s1.y, -k));
+        vec2 s2 = two_sum(ldexp(s.s2.x, -2 * k), ldexp(s.s2.y, -2 * k));
+        vec2 nn = vec2(n, float(int(s.n - uint(n))));  // the count exactly
+        vec2 m2 = df_add(s2, -df_mul(df_div(s1, nn), s1));
+        vec2 den = df_add(nn, vec2(-ddof, 0.0));
+        if (!(m2.x > 0.0)) m2 = vec2(0.0);  // rounding below an exact 0, and -0.0
+        if (den.x <= 0.0) return divide_by_count(m2.x, 0.0);
+        vec2 v = df_div(m2, den);
+#ifdef SQRT
+        return v.x > 0.0 ? ldexp(df_sqrt(v).x, k) : 0.0;
+#else
+        return ldexp(v.x, 2 * k);
+#endif
+    }
+    // NaN or inf in the data: NaN; finite data whose deviations or their squares pass float32's
+    // range: inf (numpy's float64 var may still be finite when n * var is past 3.4e38)
+    return isnan(s.s1.x) || isnan(s.s2.x) ? NAN : INF;
+}
 
 #else  // RED_OP: the state is the running value
 #define S T
@@ -139,14 +205,10 @@ S s_load(uint k) { return FROM_BITS(T, part_[k]); }
 #define S_VALUE(s) (s)
 #endif
 
-// numpy's x / 0 for a count of 0: 0/0 and nan/0 -> nan, +-x/0 -> +-inf.
-float divide_by_count(float x, float den) {
-    if (den > 0.0) return x / den;
-    return (x == 0.0 || isnan(x)) ? NAN : (x > 0.0 ? INF : -INF);
-}
-
 T_OUT s_finish(S s) {
-#ifdef DIVIDE
+#if defined(DEV)
+    return dev_finish(s);
+#elif defined(DIVIDE)
     float r = divide_by_count(S_VALUE(s), p.den);
 #ifdef SQRT
     r = np_sqrt(r);
@@ -196,14 +258,16 @@ S fold_row(uint base, uint lo, uint hi, uint r) {
 }
 
 S fold_output(uint col, uint lo, uint hi, uint r) { return fold_row(p.x_off + col * p.n, lo, hi, r); }
-S merge_rows(S s, uint r, uint c) { return wg_merge(s); }
-
 #else
 S fold_output(uint col, uint lo, uint hi, uint r) {
     uint o = col / p.inner, i = col - o * p.inner;
     return fold(s_identity(), p.x_off + o * p.n * p.inner + i, p.inner, lo, hi, r);
 }
+#endif
 
+#if defined(LAYOUT_ROW) && !defined(TREE_MERGE)
+S merge_rows(S s, uint r, uint c) { return wg_merge(s); }
+#else
 shared S tree[WG_SIZE];
 // Merges the ROWS states of each output column; the result is valid where r == 0.
 S merge_rows(S s, uint r, uint c) {
@@ -248,6 +312,9 @@ void main() {
     for (uint tile = gl_WorkGroupID.x; tile < p.tiles; tile += gl_NumWorkGroups.x) {
         uint col = tile * COLS + c;
         bool live = col < p.outputs;
+#ifdef DEV
+        if (live) set_pivot(col);
+#endif
         S s = merge_rows(live ? fold_output(col, lo, hi, r) : s_identity(), r, c);
         bool writer = live && r == 0u;
         if (p.splits > 1u) {

@@ -4,9 +4,9 @@
 #include "lib/common.glsl"
 #include "lib/workgroup.glsl"
 #include "scan_types.glsl"
-// @variants OP=add T_IN=float T=float S=float KEY=0 T_IN4=vec4 T4=vec4 S4=vec4 MODE=0|1|2 ?EXCLUSIVE ?REVERSE ITEMS=16 LOOKBACK=1 ?STAGED
-// @variants OP=add T_IN=float T=float S=float KEY=0 T_IN4=vec4 T4=vec4 S4=vec4 MODE=0|2 ?EXCLUSIVE ?REVERSE ITEMS=16 LOOKBACK=1 STRIPED +subgroup
-// @variants OP=add T_IN=float T=float S=float KEY=0 T_IN4=vec4 T4=vec4 S4=vec4 MODE=2 ITEMS=8 LOOKBACK=3 ?SERIAL_LOOKBACK ?FORCE_FALLBACK ?STATIC_TILES
+// @variants OP=add T_IN=float T=float S=float KEY=0 NEG_ZERO T_IN4=vec4 T4=vec4 S4=vec4 MODE=0|1|2 ?EXCLUSIVE ?REVERSE ITEMS=16 LOOKBACK=1 ?STAGED
+// @variants OP=add T_IN=float T=float S=float KEY=0 NEG_ZERO T_IN4=vec4 T4=vec4 S4=vec4 MODE=0|2 ?EXCLUSIVE ?REVERSE ITEMS=16 LOOKBACK=1 STRIPED +subgroup
+// @variants OP=add T_IN=float T=float S=float KEY=0 NEG_ZERO T_IN4=vec4 T4=vec4 S4=vec4 MODE=2 ITEMS=8 LOOKBACK=3 ?SERIAL_LOOKBACK ?FORCE_FALLBACK ?STATIC_TILES
 // @variants OP=add|mul|min|max T_IN=int|uint T=int S=int KEY=0 T_IN4=ivec4 T4=ivec4 S4=ivec4 MODE=2 ITEMS=16 LOOKBACK=1 STAGED
 // @variants OP=max|min T_IN=float T=float S=uint KEY=1|2 T_IN4=vec4 T4=vec4 S4=uvec4 MODE=0|2 ?HAS_PREFIX ITEMS=16 LOOKBACK=1 STAGED
 // Scans of `rows` contiguous rows of `len` elements each, tile by tile: a tile is TILE = WG_SIZE *
@@ -109,11 +109,19 @@ void store_quad(uint row, uint q, S4 v) {
 // (float sums round differently, within the scan's tolerance).
 S reduce_tile(uint row, uint t) {
     S acc = IDENTITY;
+    bool neg_zeros = true;  // NEG_ZERO: this invocation's elements are all -0.0
     [[unroll]] for (uint k = 0u; k < QUADS; ++k) {
         S4 v = load_quad(row, t * TILE_QUADS + k * WG_SIZE + wg_rank());
         acc = COMBINE(acc, COMBINE(COMBINE(v.x, v.y), COMBINE(v.z, v.w)));
+#ifdef NEG_ZERO
+        neg_zeros = neg_zeros && is_neg_zero(v.x) && is_neg_zero(v.y) && is_neg_zero(v.z) && is_neg_zero(v.w);
+#endif
     }
-    return PASTE(wg_reduce_, OP)(acc);
+    S total = PASTE(wg_reduce_, OP)(acc);
+#ifdef NEG_ZERO
+    if (total == 0.0 && wg_reduce_min(uint(neg_zeros)) != 0u) total = IDENTITY;  // uniform test
+#endif
+    return total;
 }
 
 // Three layouts of a tile over the threads (a tunable, to measure per device):
@@ -150,6 +158,9 @@ void store_tile(uint row, uint t, S x[ITEMS]) {
     [[unroll]] for (uint k = 0u; k < QUADS; ++k)
         store_quad(row, first + k * lanes, S4(x[4u * k], x[4u * k + 1u], x[4u * k + 2u], x[4u * k + 3u]));
 }
+
+// Position in the tile of this invocation's element j.
+uint item_index(uint j) { return 4u * (striped_first() + (j / 4u) * sg_active_lanes()) + j % 4u; }
 
 // Scans x in place along this subgroup's run (inclusive or exclusive per EXCLUSIVE); the
 // subgroup's prefix in the tile goes to run_prefix. Returns the tile's aggregate.
@@ -202,7 +213,11 @@ void store_tile(uint row, uint t, S x[ITEMS]) {
                    S4(stage[padded(i)], stage[padded(i + 1u)], stage[padded(i + 2u)], stage[padded(i + 3u)]));
     }
 }
-#elif MODE != 1
+#endif
+#if MODE != 1 && !defined(STRIPED)
+uint item_index(uint j) { return wg_rank() * ITEMS + j; }  // STAGED and blocked alike
+#endif
+#if MODE != 1 && !defined(STRIPED) && !defined(STAGED)
 void load_tile(uint row, uint t, out S x[ITEMS]) {
     uint first = t * TILE_QUADS + wg_rank() * QUADS;
     [[unroll]] for (uint k = 0u; k < QUADS; ++k) {
@@ -235,6 +250,40 @@ S scan_tile(inout S x[ITEMS], out S thread_prefix) {
     S aggregate;
     thread_prefix = PASTE(wg_exclusive_scan_, OP)(run, aggregate);
     return aggregate;
+}
+#endif
+
+// ---- float sums' -0.0 (NEG_ZERO) -------------------------------------------------------------
+// numpy's cumsum keeps a leading -0.0. This file's IDENTITY is -0.0 (-0.0 + x is x for every x),
+// but sums that pass through the subgroup intrinsics (lavapipe's start from +0.0) or
+// lib/workgroup.glsl (identity +0.0) may pick up a +0.0, and +0.0 + -0.0 is +0.0. An added +0.0
+// changes a sum only where its true value is -0.0, that is where every element it takes in is
+// -0.0: in a row, the inclusive sums over its leading run of -0.0 (exclusive: up to and including
+// the first other element). So a tile whose prefix is -0.0 (the row's first tile, or one after
+// tiles of -0.0 only) writes -0.0 over that run, and a tile of -0.0 only publishes -0.0; all else
+// comes out right. Only tiles that start with -0.0 pay for a workgroup reduction.
+#if MODE != 1 && defined(NEG_ZERO)
+// Elements of the tile before its first that is not -0.0 (TILE if none, the padding past a row's
+// end counting as -0.0); 0 where the tile's first element is not -0.0, a uniform test (every
+// invocation reads that element) that spares the other tiles the workgroup reduction.
+uint neg_zero_run(uint row, uint t, S x[ITEMS]) {
+    if (!is_neg_zero(load_convert(in_s[phys(p.in_off + row * p.len, t * TILE)]))) return 0u;
+    uint first = TILE;
+    [[unroll]] for (uint j = 0u; j < ITEMS; ++j) {
+        uint at = item_index(j);  // outside the branch: STRIPED's counts the subgroup's lanes
+        if (!is_neg_zero(x[j])) first = min(first, at);
+    }
+    return wg_reduce_min(first);
+}
+
+void keep_neg_zeros(inout S x[ITEMS], uint run) {
+#ifdef EXCLUSIVE
+    run += 1u;  // an exclusive sum takes in the elements before its own
+#endif
+    [[unroll]] for (uint j = 0u; j < ITEMS; ++j) {
+        uint at = item_index(j);
+        if (at < run) x[j] = IDENTITY;
+    }
 }
 #endif
 
@@ -294,7 +343,13 @@ bool walker() { return gl_SubgroupID == 0u; }
 uint lb_lanes() { return sg_active_lanes(); }
 uint lb_lane() { return sg_packed_lane(); }
 uint lb_min(uint x) { return subgroupMin(x); }
-S lb_combine_all(S x) { return PASTE(sg_reduce_, OP)(x); }
+S lb_combine_all(S x) {
+    S r = PASTE(sg_reduce_, OP)(x);
+#ifdef NEG_ZERO
+    if (subgroupAnd(uint(is_neg_zero(x))) != 0u) r = IDENTITY;  // states of -0.0 only
+#endif
+    return r;
+}
 bool lb_writer() { return walker() && subgroupElect(); }
 #else
 bool walker() { return leader(); }
@@ -448,8 +503,14 @@ void main() {
 #else
     S x[ITEMS];
     load_tile(row, t, x);
+#ifdef NEG_ZERO
+    uint run = neg_zero_run(row, t, x);
+#endif
     S thread_prefix;
     S aggregate = scan_tile(x, thread_prefix);
+#ifdef NEG_ZERO
+    if (run >= TILE) aggregate = IDENTITY;
+#endif
     S tile_prefix = IDENTITY;
 #if MODE == 2
     if (leader()) publish(tile, t == 0u ? FLAG_PREFIX : FLAG_AGGREGATE, aggregate);
@@ -461,6 +522,9 @@ void main() {
 #endif
     S before = COMBINE(tile_prefix, thread_prefix);
     [[unroll]] for (uint j = 0u; j < ITEMS; ++j) x[j] = COMBINE(before, x[j]);
+#ifdef NEG_ZERO
+    if (is_neg_zero(tile_prefix)) keep_neg_zeros(x, run);  // uniform: the workgroup's prefix
+#endif
     store_tile(row, t, x);
 #endif
 }

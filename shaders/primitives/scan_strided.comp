@@ -2,7 +2,8 @@
 #extension GL_GOOGLE_include_directive : require
 #include "lib/common.glsl"
 #include "scan_types.glsl"
-// @variants OP=add|mul T_IN=float T=float S=float KEY=0 T_IN4=vec4 T4=vec4 S4=vec4 MODE=0|1 ?HAS_PREFIX ?EXCLUSIVE ?REVERSE
+// @variants OP=add T_IN=float T=float S=float KEY=0 NEG_ZERO T_IN4=vec4 T4=vec4 S4=vec4 MODE=0|1 ?HAS_PREFIX ?EXCLUSIVE ?REVERSE
+// @variants OP=mul T_IN=float T=float S=float KEY=0 T_IN4=vec4 T4=vec4 S4=vec4 MODE=0|1 ?HAS_PREFIX ?EXCLUSIVE ?REVERSE
 // @variants OP=max T_IN=uint T=int S=int KEY=0 T_IN4=uvec4 T4=ivec4 S4=ivec4 MODE=0
 // Scans along the middle axis of a C-contiguous (outer, len, inner) array: one thread per column
 // (o, i) and chunk of `chunk` consecutive positions along the axis; neighbouring threads take

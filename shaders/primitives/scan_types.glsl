@@ -5,6 +5,7 @@
 //   S     the type the scan runs in: T, except for float max/min, which scan uint keys (KEY)
 //   OP    add, mul, min or max (ops.glsl's combine_<op> / identity_<op> over S)
 //   KEY   0; 1 = float max, 2 = float min as order-preserving uint keys (see encode)
+//   NEG_ZERO  float sums (OP add, S float), whose -0.0 scan.comp keeps apart (see there)
 //   S4, T_IN4, T4: the 4-vectors of S, T_IN and T
 #ifndef VK_SCAN_TYPES
 #define VK_SCAN_TYPES
@@ -15,7 +16,21 @@
 #endif
 
 #define COMBINE PASTE(combine_, OP)
-#define IDENTITY PASTE(identity_, OP)(S(0))
+#define IDENTITY PASTE(scan_identity_, OP)(S(0))
+
+// ops.glsl's identities, except -0.0 for float sums: -0.0 + x is x for every x, where +0.0 + -0.0
+// is +0.0, so a +0.0 identity turned cumsum's leading -0.0 (numpy keeps it) into +0.0. Hence also
+// an exclusive float cumsum starts at -0.0.
+float scan_identity_add(float t) { return uintBitsToFloat(0x80000000u); }
+int scan_identity_add(int t) { return 0; }
+uint scan_identity_add(uint t) { return 0u; }
+#define scan_identity_mul identity_mul
+#define scan_identity_min identity_min
+#define scan_identity_max identity_max
+
+#ifdef NEG_ZERO
+bool is_neg_zero(float v) { return floatBitsToUint(v) == 0x80000000u; }
+#endif
 
 #if KEY == 0
 S encode(T x) { return x; }

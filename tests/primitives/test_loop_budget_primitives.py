@@ -48,7 +48,7 @@ def test_reduce_plans_fit_the_budget(planned_budget, budget):
     for n in (1, 7, 1000, 1 << 16, 1 << 20, LARGEST):
         for inner in (1, 2, 33, 1024):
             for outputs in [o for o in (inner, 8 * inner, 5000 * inner) if o * n <= LARGEST]:
-                for collectives in (1, 3):
+                for collectives in (reduce.TREE, 1, 3):
                     plan = reduce._plan(n, inner, outputs, dev, collectives)
                     assert reduce._cost(plan, dev, collectives) <= budget, (n, inner, outputs, plan)
 
@@ -70,11 +70,11 @@ def _split_budgets(monkeypatch):
     row's sum, where a reduction plans under it (lavapipe: all of them), else the one just below
     the reduction's own usual plan (a GPU's tree layout costs far more than its rows); n is the
     first of 2**21, 2**22, ... at which every reduction plans so (a GPU's usual plan already cuts n
-    over ~1000 workgroups: only long rows leave a fold to shorten). Leaves reduce.loop_budget set."""
+    over ~1000 workgroups: only long rows leave a fold to shorten). Leaves launch.loop_budget set."""
     dev, real = runtime.get().device, launch.loop_budget()
 
     def plan(budget, name, shape, axis):
-        monkeypatch.setattr(reduce, "loop_budget", lambda: budget)
+        monkeypatch.setattr(launch, "loop_budget", lambda: budget)
         [(outer, m, inner)] = reduce._steps(shape, reduce._axes(axis, len(shape), name))
         try:
             return reduce._plan(m, inner, outer * inner, dev, _collectives(name))

@@ -365,6 +365,114 @@ def test_nan_propagates_through_cummax_and_cummin(rng, small, algorithm):
     assert vk.cummin(np.array([1, 2], np.float32), exclusive=True, reverse=True).numpy()[-1] == np.inf
 
 
+def signed_zero_data(rng, shape, run, values=(-0.0, 0.0, 1.0, -1.0, 2.0)):
+    """float32 from `values` (small integers: float sums exact in any order) after a leading run
+    of -0.0 of `run` elements along the last axis."""
+    x = rng.choice(np.array(values, np.float32), shape)
+    x[..., :run] = -0.0
+    return x
+
+
+def ieee_cumsum(x, exclusive=False, reverse=False):
+    """numpy's float64 cumsum along the last axis, exclusive starting from -0.0 (the identity of
+    float addition: vk's choice), reverse from the end."""
+    x = np.flip(x, -1) if reverse else x
+    r = np.cumsum(x.astype(np.float64), axis=-1)
+    if exclusive:
+        r = np.concatenate([np.full(r.shape[:-1] + (1,), -0.0), r[..., :-1]], axis=-1)
+    return np.flip(r, -1) if reverse else r
+
+
+def assert_same_bits(got, want):
+    """Equal values, NaN where NaN (of either sign), and the same sign on zeros."""
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    np.testing.assert_array_equal(got, want)
+    bad = (np.signbit(got) != np.signbit(want)) & ~np.isnan(want)
+    assert not bad.any(), f"{bad.sum()} zeros of the wrong sign, first at {np.argwhere(bad)[0]}"
+
+
+@pytest.mark.parametrize("algorithm", scan.ALGORITHMS)
+@pytest.mark.parametrize("tiles", ["default", "small"])
+def test_cumsum_keeps_leading_negative_zeros(rng, tuning, algorithm, tiles):
+    """numpy's cumsum keeps a leading -0.0 (-0.0 + -0.0 is -0.0); a +0.0 identity made it +0.0, as
+    did the subgroup and workgroup sums (lavapipe's start from +0.0). Runs of -0.0 that end in the
+    first tile, mid-row, exactly at a tile's end, or fill the row; every flag; rows of many tiles
+    (the look-back and reduce-then-scan carry whole tiles of -0.0); short rows and strided axes
+    (scan_strided); zeros of both signs mixed in later."""
+    if tiles == "small":
+        tuning(workgroup=64, items=4)
+    tile = scan.TUNING.tile
+    for n in (1, 7, 40, tile - 1, tile, 3 * tile + 5):
+        for run in sorted({0, 1, n // 2, min(n, tile), n}):
+            x = signed_zero_data(rng, n, run)
+            for exclusive, reverse in FLAGS:
+                got = vk.cumsum(x, exclusive=exclusive, reverse=reverse, algorithm=algorithm).numpy()
+                assert_same_bits(got, ieee_cumsum(x, exclusive, reverse))
+    rows = signed_zero_data(rng, (6, 2 * tile + 3), 0)
+    for r, run in enumerate((0, 1, 5, tile, tile + 7, rows.shape[1])):
+        rows[r, :run] = -0.0
+    assert_same_bits(vk.cumsum(rows, axis=1, algorithm=algorithm).numpy(), ieee_cumsum(rows))
+    short = signed_zero_data(rng, (50, 9), 3)
+    assert_same_bits(vk.cumsum(short, axis=1, exclusive=True).numpy(), ieee_cumsum(short, True))
+    cols = np.ascontiguousarray(signed_zero_data(rng, (5, 700), 400).T)  # along axis 0, chunked
+    assert_same_bits(vk.cumsum(cols, axis=0, reverse=True).numpy(), ieee_cumsum(cols.T, False, True).T)
+
+
+@pytest.mark.parametrize("case", ["fallback", "serial look-back", "staged", "blocked"])
+def test_cumsum_negative_zeros_through_every_path(rng, tuning, case):
+    """The look-back's fallback (a tile reduced from the input: whole tiles of -0.0 reduce to
+    -0.0), one walker instead of a subgroup, and the tile layouts without subgroup scans."""
+    kw = {"fallback": dict(force_fallback=True), "serial look-back": dict(subgroup_lookback=False),
+          "staged": dict(layout="staged"), "blocked": dict(layout="blocked")}[case]
+    t = tuning(workgroup=64, items=4, **kw)
+    for run in (0, 3, t.tile, 2 * t.tile + 9, 6 * t.tile):
+        x = signed_zero_data(rng, 6 * t.tile, run)
+        for exclusive, reverse in FLAGS:
+            assert_same_bits(vk.cumsum(x, exclusive=exclusive, reverse=reverse).numpy(),
+                             ieee_cumsum(x, exclusive, reverse))
+
+
+def ieee_accumulate(x, op):
+    """cummax / cummin by IEEE 754-2019's maximum / minimum, one element at a time in float64: a
+    NaN wins, -0.0 is below +0.0 (numpy's own sign for equal zeros follows its SIMD code: on x86
+    the later zero)."""
+    key = lambda v: (v, not np.signbit(v))  # noqa: E731
+    out, acc = np.empty(x.shape, np.float64), None
+    for i, v in enumerate(x.astype(np.float64)):
+        if acc is None or np.isnan(v) or np.isnan(acc):
+            acc = v if acc is None or np.isnan(v) else acc
+        elif (key(v) > key(acc)) == (op == "cummax") and key(v) != key(acc):
+            acc = v
+        out[i] = acc
+    return out
+
+
+@pytest.mark.parametrize("algorithm", scan.ALGORITHMS)
+def test_signed_zeros_and_nan_in_cumprod_cummax_cummin(rng, small, algorithm):
+    """cumprod's zeros take the sign of their factors (numpy's float64, bit for bit); cummax and
+    cummin order -0.0 below +0.0 and let NaN win from where it appears (numpy's values, and the
+    IEEE 754-2019 sign where numpy's depends on its SIMD code)."""
+    n = 5 * scan.TUNING.tile + 3
+    x = signed_zero_data(rng, n, 2, values=(-0.0, 0.0, 1.0, -1.0, 1.0, -1.0, 1.0))
+    x[rng.choice(n, 3, replace=False)] = 0.0 * rng.choice([-1, 1])
+    for exclusive, reverse in FLAGS:
+        want = np.cumprod(np.flip(x) if reverse else x, dtype=np.float64)
+        if exclusive:
+            want = np.concatenate([[1.0], want[:-1]])
+        got = vk.cumprod(x, exclusive=exclusive, reverse=reverse, algorithm=algorithm).numpy()
+        assert_same_bits(got, np.flip(want) if reverse else want)
+    y = signed_zero_data(rng, n, 3, values=(-0.0, 0.0, -1.0, -2.0))
+    for op in ("cummax", "cummin"):
+        z = y if op == "cummax" else -y
+        for nan_at in (None, n // 2, 0):
+            w = z.copy()
+            if nan_at is not None:
+                w[nan_at] = np.nan
+            got = run(op, w, algorithm=algorithm).numpy()
+            np.testing.assert_array_equal(got, ACCUMULATE[op](w))  # numpy's values, NaN where NaN
+            assert_same_bits(got, ieee_accumulate(w, op))
+
+
 def test_integers_wrap_modulo_2_32(rng):
     big = np.full(100_000, 2**30 + 12345, np.int32)
     check(vk.cumsum(big), big, "cumsum")  # wraps many times over

@@ -27,18 +27,21 @@ def loop_budget() -> int | None:
     return runtime.get().device.loop_budget
 
 
-def budget_chunks(trips: int, per_trip: int = 1, reserve: int = 0) -> int:
+def budget_chunks(trips: int, per_trip: int = 1, reserve: int = 0, nested: int = 0) -> int:
     """Pieces a loop of `trips` iterations must be cut into (split-K, more workgroups, more
     dispatches) so that each piece fits the loop budget: each iteration costs `per_trip` (1 plus
-    its inner loops' counts), the loop's exit 1 and the kernel's other loops `reserve`. 1 where
-    the device sets no limit."""
+    its inner loops' counts), the loop's exit 1 + `nested` (the counted loops in its body, whose
+    ends lavapipe passes once more on the way out; only counted work after the loop can be cut
+    short by them, so a kernel's last loop may leave it 0) and the kernel's other loops `reserve`.
+    1 where the device sets no limit."""
     budget = loop_budget()
     if budget is None or trips <= 0:
         return 1
-    room = (budget - reserve - 1) // max(1, per_trip)
+    rest = reserve + 1 + nested
+    room = (budget - rest) // max(1, per_trip)
     if room < 1:
         raise LoopBudgetError(f"one loop iteration costs {per_trip} counted iterations and the rest of "
-                              f"the kernel {reserve + 1}: more than the device's loop budget of {budget} "
+                              f"the kernel {rest}: more than the device's loop budget of {budget} "
                               "per invocation")
     return -(-trips // room)
 
@@ -61,13 +64,14 @@ def collective_cost(wg: int) -> int:
     return (wg - 1).bit_length() + 1
 
 
-def grid_groups(items: int, per_group: int, per_trip: int = 1, reserve: int = 0) -> int:
+def grid_groups(items: int, per_group: int, per_trip: int = 1, reserve: int = 0, nested: int = 0) -> int:
     """groups_for(items, per_group), raised where needed so that each invocation's grid-stride
-    loop (per_trip counted iterations a trip, the loop's own included) fits the loop budget beside
-    `reserve`; LoopBudgetError where even the device's largest grid leaves too many trips."""
+    loop (per_trip counted iterations a trip, the loop's own included; `nested` counted loops in
+    its body, see budget_chunks) fits the loop budget beside `reserve`; LoopBudgetError where even
+    the device's largest grid leaves too many trips."""
     groups = groups_for(items, per_group)
     trips = -(-items // (groups * per_group))
-    pieces = budget_chunks(trips, per_trip, reserve)
+    pieces = budget_chunks(trips, per_trip, reserve, nested)
     if pieces == 1:
         return groups
     dev = runtime.get().device

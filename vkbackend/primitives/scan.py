@@ -4,13 +4,16 @@
 
 axis=None scans the flattened array, as numpy does. exclusive=True shifts the result by one: it
 starts at the operator's identity (0, 1, -inf / the type's minimum for max, +inf / the maximum for
-min). reverse=True scans from the end of the axis (out[i] combines a[i:]).
+min; -0.0 for float sums, the identity of IEEE addition, so that out[i + 1] == the inclusive
+out[i] bit for bit: float sums keep numpy's -0.0 over a leading run of -0.0). reverse=True scans
+from the end of the axis (out[i] combines a[i:]).
 
 Result types follow numpy narrowed to 32 bits: integer sums and products run in int32 (uint32)
 and wrap modulo 2**32 where numpy would widen to int64; bool sums count in int32; dtype= converts
 each element before it is combined (dtype=bool: logical or / and, as numpy). NaN propagates
 through cummax/cummin as through np.maximum.accumulate; there -0.0 counts as less than +0.0
-(numpy keeps whichever came first of two equal zeros).
+(IEEE 754-2019's maximum and minimum; numpy's sign for two equal zeros follows its SIMD code, on
+x86 the later one).
 
 Kernels (shaders/primitives/scan.comp, one shader, variants by defines):
 - Contiguous rows (the last axis, or the flattened array) are cut into tiles of
@@ -41,9 +44,9 @@ import numpy as np
 from .axes import normalize_axis
 from .. import dtypes, runtime
 from ..array import Array
-from . import elementwise
+from . import elementwise, launch
 from .creation import asarray, zeros
-from .launch import LoopBudgetError, collective_cost, grid_groups, loop_budget
+from .launch import LoopBudgetError, collective_cost, grid_groups
 
 __all__ = ["cumsum", "cumprod", "cummax", "cummin"]
 
@@ -100,9 +103,18 @@ class _Kind:
     s: str          # GLSL type the scan runs in
     key: int = 0    # 1 / 2: float max / min over uint keys
 
+    @property
+    def neg_zero(self) -> bool:
+        """Float sums: scan.comp keeps their -0.0 apart, at up to one more workgroup reduction per
+        tile (NEG_ZERO)."""
+        return self.op == "add" and self.s == "float"
+
     def defines(self) -> dict:
-        return {"OP": self.op, "T_IN": self.t_in, "T": self.t, "S": self.s, "KEY": self.key,
-                "T_IN4": _VEC4[self.t_in], "T4": _VEC4[self.t], "S4": _VEC4[self.s]}
+        d = {"OP": self.op, "T_IN": self.t_in, "T": self.t, "S": self.s, "KEY": self.key,
+             "T_IN4": _VEC4[self.t_in], "T4": _VEC4[self.t], "S4": _VEC4[self.s]}
+        if self.neg_zero:
+            d["NEG_ZERO"] = 1
+        return d
 
     def spine(self) -> "_Kind":
         """The scan of partial results (already in s, keys included) that reduce-then-scan runs."""
@@ -164,7 +176,7 @@ def _plan_types(name: str, op: str, in_dtype: np.dtype, dtype):
     return _Kind(op, t_in, t, t), target, None
 
 
-def _check_tuning(tuning: Tuning) -> None:
+def _check_tuning(tuning: Tuning, kind: "_Kind") -> None:
     dev = runtime.get().device
     if tuning.layout not in LAYOUTS:
         raise ValueError(f"scan tuning: layout={tuning.layout!r} must be one of {LAYOUTS}")
@@ -179,11 +191,11 @@ def _check_tuning(tuning: Tuning) -> None:
         raise ValueError(f"scan tuning: lookback={tuning.lookback} must be positive")
     if tuning.chunk < 1:
         raise ValueError(f"scan tuning: chunk={tuning.chunk} must be positive")
-    budget = loop_budget()
-    if budget is not None and collective_cost(tuning.workgroup) + 1 > budget:
+    budget = launch.loop_budget()
+    cost = _tile_collectives(kind) * collective_cost(tuning.workgroup)
+    if budget is not None and cost + 1 > budget:
         raise LoopBudgetError(f"scan: a tile's workgroup scan of {tuning.workgroup} invocations costs "
-                              f"{collective_cost(tuning.workgroup)} loop iterations, more than the "
-                              f"loop budget of {budget}")
+                              f"{cost} loop iterations, more than the loop budget of {budget}")
 
 
 # ---- kernels ---------------------------------------------------------------------------------
@@ -278,13 +290,19 @@ def _concurrency() -> int | None:
     return os.cpu_count() or 1  # all the CPUs, not just this process's: what Mesa counts, or more
 
 
-def _chained_cost(tiles_per_row: int, static: bool, tuning: Tuning) -> int:
+def _tile_collectives(kind: "_Kind | None") -> int:
+    """Workgroup scans or reductions a tile (or a fallback's reduction of one) costs at most: 1,
+    and 1 more for float sums (NEG_ZERO: a tile that starts with -0.0 measures its run of them)."""
+    return 2 if kind is not None and kind.neg_zero else 1
+
+
+def _chained_cost(tiles_per_row: int, static: bool, tuning: Tuning, kind: "_Kind | None" = None) -> int:
     """The chained scan's worst count for one invocation. Tiles by workgroup id may start before
     their predecessors (lavapipe hands each thread a contiguous run of workgroup ids), so every
     predecessor in the row may be unfinished; tiles from the counter have predecessors that all
     started, of which at most `concurrency - 1` are still running."""
     unfinished = tiles_per_row - 1
-    collective = collective_cost(tuning.workgroup)
+    collective = _tile_collectives(kind) * collective_cost(tuning.workgroup)
     if tuning.force_fallback:  # no walk: every predecessor reduced, one outer trip each
         return collective + unfinished * (1 + collective) + 2
     limit = _concurrency()
@@ -293,14 +311,14 @@ def _chained_cost(tiles_per_row: int, static: bool, tuning: Tuning) -> int:
     return collective + unfinished * (_spin(tuning) + 4 + collective) + 4
 
 
-def _chained_plan(tiles_per_row: int, tuning: Tuning) -> tuple:
+def _chained_plan(tiles_per_row: int, tuning: Tuning, kind: "_Kind | None" = None) -> tuple:
     """(algorithm, static tiles) for a multi-tile row under the loop budget: the chained scan as
     tuned where its worst look-back fits, else with tiles from the counter, else reduce-then-scan
-    (whose every pass costs one workgroup scan or reduce)."""
-    budget = loop_budget()
-    if budget is None or _chained_cost(tiles_per_row, tuning.static_tiles, tuning) <= budget:
+    (whose every pass costs a tile's workgroup scans or reductions, see _check_tuning)."""
+    budget = launch.loop_budget()
+    if budget is None or _chained_cost(tiles_per_row, tuning.static_tiles, tuning, kind) <= budget:
         return "decoupled", tuning.static_tiles
-    if tuning.static_tiles and _chained_cost(tiles_per_row, False, tuning) <= budget:
+    if tuning.static_tiles and _chained_cost(tiles_per_row, False, tuning, kind) <= budget:
         return "decoupled", False
     return "reduce_then_scan", tuning.static_tiles
 
@@ -315,7 +333,7 @@ def _scan_rows(kind: _Kind, src: _Span, dst: _Span, rows: int, length: int, excl
     push = [length, rows, tiles_per_row, src.offset, dst.offset]
     static = tuning.static_tiles
     if tiles_per_row > 1 and algorithm == "decoupled":
-        algorithm, static = _chained_plan(tiles_per_row, tuning)
+        algorithm, static = _chained_plan(tiles_per_row, tuning, kind)
     if tiles_per_row == 1:
         k = _tile_kernel(kind, 0, tuning, **flags)
         k([src.buffer, dst.buffer, dst.buffer], push + [0, vec], _grid(tiles))
@@ -340,9 +358,10 @@ def _scan_rows(kind: _Kind, src: _Span, dst: _Span, rows: int, length: int, excl
 def _strided_plan(outer: int, length: int, inner: int, tuning: Tuning) -> tuple:
     """(chunk, workgroups) of scan_strided.comp: each invocation's grid-stride trips (a trip and
     its loop over a chunk, 1 more on its way out) fit the loop budget; the chunk shrinks where
-    the grid alone cannot make room."""
+    the grid alone cannot make room. (The grid-stride loop's exit passes the chunk loop's end
+    once more on lavapipe, but ends the kernel: nothing after it can be cut short.)"""
     chunk = tuning.chunk
-    budget = loop_budget()
+    budget = launch.loop_budget()
     if budget is not None:
         chunk = max(1, min(chunk, budget - 3))
     while True:
@@ -395,7 +414,7 @@ def _cumulative(name: str, op: str, a, axis, dtype, exclusive, reverse, algorith
     size = math.prod(shape)
     out_shape = (size,) if axis is None or not shape else shape
     tuning = TUNING
-    _check_tuning(tuning)
+    _check_tuning(tuning, kind)
     # Validated: GPU work from here on.
     x = asarray(host, in_dtype) if host is not None else a
     if size == 0:
@@ -414,7 +433,8 @@ def _cumulative(name: str, op: str, a, axis, dtype, exclusive, reverse, algorith
 
 def cumsum(a, axis=None, dtype=None, exclusive: bool = False, reverse: bool = False,
            algorithm: str = "decoupled") -> Array:
-    """numpy.cumsum(a, axis, dtype); `exclusive` starts from 0, `reverse` sums from the end.
+    """numpy.cumsum(a, axis, dtype); `exclusive` starts from 0 (-0.0 for floats), `reverse` sums
+    from the end.
     int32/uint32 sums wrap modulo 2**32 (numpy widens to 64 bits); bools count in int32."""
     return _cumulative("cumsum", "add", a, axis, dtype, exclusive, reverse, algorithm)
 
