@@ -35,6 +35,9 @@ from .primitives.scatter import *  # noqa: F401,F403
 from .primitives.compaction import *  # noqa: F401,F403
 from .primitives.matmul import *  # noqa: F401,F403
 from .interop import from_dlpack  # noqa: F401
+from .primitives.manipulation import *  # noqa: F401,F403
+from .primitives.construct import *  # noqa: F401,F403
+from .array_api import *  # noqa: F401,F403  (version, constants, bool, info, dtype functions)
 
 # ops/ sits at the top of a checkout; installed, it is the subpackage vkbackend/ops.
 if not _os.path.isdir(_os.path.join(__path__[0], "ops")):

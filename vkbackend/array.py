@@ -137,9 +137,15 @@ class Array:
         return self.numpy().reshape(()).item()
 
     def __float__(self):
+        if self.ndim:  # numpy 2 refuses any array but a 0-d one, size 1 included
+            raise TypeError(f"only 0-dimensional arrays can be converted to Python scalars: float() of an "
+                            f"array of shape {self.shape} (index it or use .item())")
         return float(self.item())
 
     def __int__(self):
+        if self.ndim:
+            raise TypeError(f"only 0-dimensional arrays can be converted to Python scalars: int() of an "
+                            f"array of shape {self.shape} (index it or use .item())")
         return int(self.item())
 
     def __bool__(self):
@@ -274,3 +280,99 @@ class Array:
     def __abs__(self):
         from .primitives import elementwise
         return elementwise.absolute(self)
+
+    # -- the array API standard (vkbackend/array_api.py) ------------------------------------
+    def __array_namespace__(self, /, *, api_version=None):
+        """The namespace of this array's functions: vkbackend (the 2024.12 standard)."""
+        import vkbackend
+        from .array_api import namespace_version
+        namespace_version(api_version)
+        return vkbackend
+
+    @property
+    def device(self):
+        """The device the array lives on: vk.device()."""
+        return runtime.get().device
+
+    def to_device(self, device, /, *, stream=None) -> "Array":
+        """The array on `device`: itself, since vk.device() is the one device arrays live on
+        (np.asarray(x) or x.numpy() bring it to the host)."""
+        from .primitives.creation import check_device
+        if stream is not None:
+            raise ValueError(f"to_device: stream must be None (work is ordered on one queue), got {stream!r}")
+        check_device(device, "to_device")
+        return self
+
+    @property
+    def mT(self) -> "Array":
+        """The stack of matrices transposed: the last two axes swapped (vk.matrix_transpose)."""
+        from .primitives.manipulation import matrix_transpose
+        return matrix_transpose(self)
+
+    def __index__(self) -> int:
+        """A 0-d integer array as a Python int (slice bounds, range(), operator.index)."""
+        if self.ndim or self.dtype not in (dtypes.int32, dtypes.uint32):
+            raise TypeError(f"only 0-d integer arrays can be used as an index, got a {self.dtype} array "
+                            f"of shape {self.shape}")
+        return int(self.item())
+
+    def __setitem__(self, key, value) -> None:
+        """self[key] = value, written into this array's buffer (its views see it): basic keys
+        (ints, slices, Ellipsis, None) with broadcast values, a leading boolean mask with values
+        for its trailing dims, one integer array (see vkbackend/primitives/setitem.py)."""
+        from .primitives.setitem import setitem
+        setitem(self, key, value)
+
+    def _inplace(op, symbol):
+        def method(self, other):
+            from .primitives.setitem import inplace
+            return inplace(self, op, other, symbol)
+        method.__name__ = f"__i{op}__"
+        method.__doc__ = f"self {symbol}= other, written into this array's buffer (its views see it)."
+        return method
+
+    __iadd__ = _inplace("add", "+")
+    __isub__ = _inplace("subtract", "-")
+    __imul__ = _inplace("multiply", "*")
+    __itruediv__ = _inplace("divide", "/")
+    __ifloordiv__ = _inplace("floor_divide", "//")
+    __imod__ = _inplace("remainder", "%")
+    __ipow__ = _inplace("pow", "**")
+    __imatmul__ = _inplace("matmul", "@")
+    __iand__ = _inplace("bitwise_and", "&")
+    __ior__ = _inplace("bitwise_or", "|")
+    __ixor__ = _inplace("bitwise_xor", "^")
+    __ilshift__ = _inplace("bitwise_left_shift", "<<")
+    __irshift__ = _inplace("bitwise_right_shift", ">>")
+    del _inplace
+
+    # The standard's other operators, on vkbackend's functions of those names (looked up at each
+    # call: primitives/elementwise.py defines them); NotImplemented where there is none.
+    def _operator(name, reflected=False):
+        def method(self, other):
+            if not isinstance(other, (Array, numbers.Number, np.ndarray, np.generic, list, tuple)):
+                return NotImplemented
+            import vkbackend
+            fn = getattr(vkbackend, name, None)
+            if fn is None:
+                return NotImplemented
+            return fn(other, self) if reflected else fn(self, other)
+        method.__name__ = name
+        return method
+
+    __and__, __rand__ = _operator("bitwise_and"), _operator("bitwise_and", True)
+    __or__, __ror__ = _operator("bitwise_or"), _operator("bitwise_or", True)
+    __xor__, __rxor__ = _operator("bitwise_xor"), _operator("bitwise_xor", True)
+    __lshift__, __rlshift__ = _operator("bitwise_left_shift"), _operator("bitwise_left_shift", True)
+    __rshift__, __rrshift__ = _operator("bitwise_right_shift"), _operator("bitwise_right_shift", True)
+    __pow__, __rpow__ = _operator("pow"), _operator("pow", True)
+    __mod__, __rmod__ = _operator("remainder"), _operator("remainder", True)
+    __floordiv__, __rfloordiv__ = _operator("floor_divide"), _operator("floor_divide", True)
+    del _operator
+
+    def __invert__(self):
+        import vkbackend
+        fn = getattr(vkbackend, "bitwise_invert", None)
+        if fn is None:
+            raise TypeError(f"bad operand type for unary ~: vk.Array of {self.dtype}")
+        return fn(self)

@@ -49,9 +49,11 @@ def _vk_function(name: str, module: str = "numpy"):
     namespace = {"numpy": vkbackend, "numpy.linalg": vkbackend.linalg}.get(module)
     if namespace is None or name.startswith("_") or name in _NOT_NUMPY:
         return None
-    fn = getattr(namespace, name, None)
-    if fn is None and module == "numpy":
-        fn = _ADAPTERS.get(name)
+    # numpy's own signature first where vkbackend's function of that name is the array API's
+    # (vk.reshape takes no order=, vk.result_type narrows to the device's dtypes)
+    fn = _ADAPTERS.get(name) if module == "numpy" else None
+    if fn is None:
+        fn = getattr(namespace, name, None)
     if fn is None or isinstance(fn, type) or inspect.ismodule(fn) or not callable(fn):
         return None
     return fn

@@ -2,16 +2,18 @@
 *spatial), weight (C_out, C_in/groups, *kernel) for convN and (C_in, C_out/groups, *kernel) for
 conv_transposeN; float32, or float16 in and out with float32 accumulation) and their argument
 checks, all made before any GPU work: TypeError/ValueError naming the function, the argument
-and what was expected."""
+and what was expected; MemoryError for an output no buffer of the device holds, naming its size
+and the arguments that made it."""
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
 
 from ... import dtypes
 from ...array import Array
-from ...primitives.creation import asarray
+from ...primitives.creation import asarray, check_fits
 from . import geometry as G, record
 from .select import select
 
@@ -167,10 +169,17 @@ def _transpose_geom(fn, nd, xshape, wshape, stride, padding, output_padding, gro
 
 
 # -- forward ------------------------------------------------------------------------------------
-def _forward(fn, geom, input, weight, bias, xshape, unbatched: bool) -> Array:
-    """Check the bias, plan, then record the forward pass (an unbatched input gets a batch of one)."""
+def _forward(fn, geom, input, weight, bias, xshape, unbatched: bool, params: dict) -> Array:
+    """Check the bias and the output's size, plan, then record the forward pass (an unbatched
+    input gets a batch of one). params: the arguments that set the output's size, for its message."""
     _check_bias(bias, geom.cout, fn)
     half = _common_dtype(fn, input=input, weight=weight, bias=bias) == dtypes.float16
+    # An output no buffer holds (padding=2**20): MemoryError naming its size and the arguments,
+    # before planning meets a loop budget it would exceed.
+    out_shape = geom.out_shape()
+    given = ", ".join(f"{k}={v}" for k, v in params.items())
+    check_fits(dtypes.words(math.prod(out_shape), dtypes.float16 if half else dtypes.float32), fn,
+               f"the output of shape {out_shape} (from input {tuple(xshape)} with {given})")
     route = select("forward", geom, half, bias is not None) if geom.n else None
     x = _as_array(input)
     if unbatched:
@@ -191,7 +200,9 @@ def conv_general(input, weight, stride=1, padding_lo=0, padding_hi=0, kernel_dil
     fn = "conv_general"
     geom, xshape, _ = _general_geometry(fn, input, weight, stride, padding_lo, padding_hi, kernel_dilation,
                                         input_dilation, groups, flip)
-    return _forward(fn, geom, input, weight, bias, xshape, False)
+    params = dict(stride=stride, padding_lo=padding_lo, padding_hi=padding_hi, kernel_dilation=kernel_dilation,
+                  input_dilation=input_dilation)
+    return _forward(fn, geom, input, weight, bias, xshape, False, params)
 
 
 def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
@@ -204,7 +215,8 @@ def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
     groups = _groups(groups, fn)
     stride, lo, hi, dilation = _conv_params(fn, nd, wshape, stride, padding, dilation)
     geom = G.build(fn, xshape, wshape, nd, stride, lo, hi, dilation, (1,) * nd, groups, False, False)
-    return _forward(fn, geom, input, weight, bias, xshape, unbatched)
+    params = dict(stride=stride, padding=padding, dilation=dilation)
+    return _forward(fn, geom, input, weight, bias, xshape, unbatched, params)
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Array:
@@ -227,7 +239,8 @@ def _conv_transpose(nd, input, weight, bias, stride, padding, output_padding, gr
     wshape = _shape_of(weight, "weight", fn)
     xshape, unbatched = _batched(input, nd, fn)
     geom = _transpose_geom(fn, nd, xshape, wshape, stride, padding, output_padding, groups, dilation)
-    return _forward(fn, geom, input, weight, bias, xshape, unbatched)
+    params = dict(stride=stride, padding=padding, output_padding=output_padding, dilation=dilation)
+    return _forward(fn, geom, input, weight, bias, xshape, unbatched, params)
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,

@@ -129,8 +129,10 @@ def test_take_along_axis_bad_inputs(rng):
     with no_gpu_work():
         with pytest.raises(ValueError, match="same number of dimensions"):
             vk.take_along_axis(a, np.zeros(3, int), 1)
-        with pytest.raises(ValueError, match="does not broadcast"):
+        with pytest.raises(IndexError, match="does not broadcast"):  # numpy's type
             vk.take_along_axis(a, np.zeros((3, 2), int), 1)
+        with pytest.raises(IndexError, match="integer array, got dtype float32"):
+            vk.take_along_axis(a, np.zeros((4, 2), np.float32), 1)
         with pytest.raises(IndexError, match="out of bounds for axis 1 with size 5"):
             vk.take_along_axis(a, np.full((4, 2), 5), 1)
         with pytest.raises(ValueError, match="single dimension"):

@@ -1,4 +1,8 @@
-"""Arrays from host data and constants: asarray, zeros, ones, full, empty, arange."""
+"""Arrays from host data and constants: asarray, zeros, ones, full, empty, arange.
+
+Signatures are the array API standard's (2024.12), with `dtype` also accepted by position as
+numpy does: `device` is None or the one device arrays live on (vk.device(), an array's .device).
+"""
 from __future__ import annotations
 
 import math
@@ -7,7 +11,7 @@ import numpy as np
 
 from .. import dtypes, runtime
 from ..array import Array, _normalize_shape
-from ..runtime.memory import POISON
+from ..runtime.memory import POISON, WORD, size_class
 from .launch import grid_groups
 
 _WG = 256
@@ -42,11 +46,50 @@ def _checked_cast(host: np.ndarray, dtype: np.dtype) -> np.ndarray:
         return host.astype(dtypes.STORAGE.get(dtype, dtype), copy=False)
 
 
-def asarray(obj, dtype=None) -> Array:
+def check_device(device, name: str) -> None:
+    """The standard's device= argument: None or the open device (vk.device(), an array's .device);
+    ValueError for anything else, before any GPU work."""
+    if device is None:
+        return
+    from ..runtime.devices import Device
+    if isinstance(device, Device) and device == runtime.get().device:
+        return
+    what = f"device {device.name!r}" if isinstance(device, Device) else repr(device)
+    raise ValueError(f"{name}: device must be None or vk.device() (the Vulkan device arrays live on), got {what}")
+
+
+def check_fits(words: int, name: str, what: str) -> None:
+    """MemoryError (numpy's, for what cannot be allocated) before any host loop or GPU work when
+    `words` 32-bit words are more than one buffer of this device holds (maxStorageBufferRange, as
+    the pool rounds sizes), than its local memory or than VKBACKEND_MEMORY_LIMIT; `what` names the
+    size and its cause."""
+    rt = runtime.get()
+    need = size_class(words) * WORD
+    limits = [(rt.device.max_storage_buffer_range, "this device's largest storage buffer, maxStorageBufferRange")]
+    if rt.device.device_local_bytes:
+        limits.append((rt.device.device_local_bytes, "this device's local memory"))
+    if rt.pool.capacity is not None:
+        limits.append((rt.pool.capacity, "VKBACKEND_MEMORY_LIMIT"))
+    for limit, which in limits:
+        if need > limit:
+            raise MemoryError(f"{name}: {what} needs {words * WORD} bytes, more than {which} ({limit} bytes)")
+
+
+def asarray(obj, /, dtype=None, *, device=None, copy=None) -> Array:
     """A GPU array from an array-like (numpy's asarray); float64 -> float32, int64 -> int32 unless
-    `dtype` says otherwise."""
+    `dtype` says otherwise. copy: True always copies; False never does, so host data (whose
+    upload is a copy) and a dtype conversion raise ValueError; None copies only when needed."""
+    check_device(device, "asarray")
+    if copy not in (None, True, False):
+        raise TypeError(f"asarray: copy must be None, True or False, got {copy!r}")
     if isinstance(obj, Array):
-        return obj if dtype is None or dtypes.check(dtype, held=True) == obj.dtype else obj.astype(dtype)
+        if dtype is None or dtypes.check(dtype, held=True) == obj.dtype:
+            return obj.copy() if copy else obj
+        if copy is False:
+            raise ValueError(f"asarray: copy=False, but converting {obj.dtype} to {np.dtype(dtype)} needs a copy")
+        return obj.astype(dtype)
+    if copy is False:
+        raise ValueError("asarray: copy=False cannot be honoured for host data: moving it to the device is a copy")
     host = np.asarray(obj)
     target = dtypes.check(dtype, held=True) if dtype is not None else dtypes.from_host(host.dtype)
     data = _checked_cast(host, target)
@@ -63,25 +106,44 @@ def asarray(obj, dtype=None) -> Array:
 array = asarray
 
 
-def empty(shape, dtype=dtypes.float32) -> Array:
-    return Array.empty(shape, dtype)
+def empty(shape, dtype=None, *, device=None) -> Array:
+    check_device(device, "empty")
+    return Array.empty(shape, dtypes.float32 if dtype is None else dtype)
 
 
-def full(shape, fill_value, dtype=None) -> Array:
+def _fill_word(fill_value, dtype: np.dtype, name: str) -> int:
+    """The 32-bit word of a scalar fill value in `dtype`, converted as numpy converts it (a str
+    that is no number: ValueError) or refused (complex into a real dtype: TypeError) before the
+    output is allocated."""
+    host = np.asarray(fill_value)
+    if host.ndim:
+        raise ValueError(f"{name}: fill_value must be a scalar, got an array of shape {host.shape}")
+    if host.dtype.kind == "c" and dtype != dtypes.bool_:  # numpy warns and drops the imaginary part
+        raise TypeError(f"{name}: a complex fill_value ({fill_value!r}) does not convert to {dtype}")
+    if dtype == dtypes.bool_:
+        return _bits(bool(host), dtype)  # a bool word holds 0 or 1, as numpy's bool(2) is True
+    try:
+        return _bits(_checked_cast(host, dtype) if dtype.kind in "iu" else fill_value, dtype)
+    except ValueError as e:  # numpy's: could not convert string to float: 'abc'
+        raise ValueError(f"{name}: {e}") from None
+
+
+def full(shape, fill_value, dtype=None, *, device=None) -> Array:
+    check_device(device, "full")
     dtype = dtypes.check(dtype) if dtype is not None else dtypes.from_host(np.asarray(fill_value).dtype)
-    value = _checked_cast(np.asarray(fill_value), dtype) if dtype.kind in "iu" else fill_value
+    word = _fill_word(fill_value, dtype, "full")
     out = Array.empty(shape, dtype)
     if out.size:
-        _fill(out.buffer, out.offset, out.size, "uint", _bits(value, dtype))
+        _fill(out.buffer, out.offset, out.size, "uint", word)
     return out
 
 
-def zeros(shape, dtype=dtypes.float32) -> Array:
-    return full(shape, 0, dtype)
+def zeros(shape, dtype=None, *, device=None) -> Array:
+    return full(shape, 0, dtypes.float32 if dtype is None else dtype, device=device)
 
 
-def ones(shape, dtype=dtypes.float32) -> Array:
-    return full(shape, 1, dtype)
+def ones(shape, dtype=None, *, device=None) -> Array:
+    return full(shape, 1, dtypes.float32 if dtype is None else dtype, device=device)
 
 
 def _like(a, dtype, name: str) -> tuple:
@@ -100,30 +162,35 @@ def _like(a, dtype, name: str) -> tuple:
     return shape, own if dtype is None else dtype
 
 
-def zeros_like(a, dtype=None) -> Array:
-    return zeros(*_like(a, dtype, "zeros_like"))
+def zeros_like(a, /, dtype=None, *, device=None) -> Array:
+    return zeros(*_like(a, dtype, "zeros_like"), device=device)
 
 
-def ones_like(a, dtype=None) -> Array:
-    return ones(*_like(a, dtype, "ones_like"))
+def ones_like(a, /, dtype=None, *, device=None) -> Array:
+    return ones(*_like(a, dtype, "ones_like"), device=device)
 
 
-def full_like(a, fill_value, dtype=None) -> Array:
+def full_like(a, /, fill_value, dtype=None, *, device=None) -> Array:
     shape, dtype = _like(a, dtype, "full_like")
-    return full(shape, fill_value, dtype)
+    return full(shape, fill_value, dtype, device=device)
 
 
-def empty_like(a, dtype=None) -> Array:
-    return empty(*_like(a, dtype, "empty_like"))
+def empty_like(a, /, dtype=None, *, device=None) -> Array:
+    return empty(*_like(a, dtype, "empty_like"), device=device)
 
 
-def arange(start, stop=None, step=1, dtype=None) -> Array:
+def arange(start, /, stop=None, step=1, dtype=None, *, device=None) -> Array:
     """numpy.arange: values start + i*step computed on the device in the result dtype."""
+    check_device(device, "arange")
     if stop is None:
         start, stop = 0, start
     if step == 0:
-        raise ValueError("arange: step must not be zero")
-    n = max(0, math.ceil((stop - start) / step))
+        raise ZeroDivisionError("arange: step must not be zero")  # numpy's type (division by zero)
+    length = (stop - start) / step
+    if not math.isfinite(length):  # numpy: ValueError (maximum allowed size exceeded / NaN)
+        raise ValueError(f"arange: the length (stop - start) / step = {length} is not a finite size "
+                         f"(start={start!r}, stop={stop!r}, step={step!r})")
+    n = max(0, math.ceil(length))
     dtype = dtypes.check(dtype) if dtype is not None else dtypes.from_host(np.result_type(start, stop, step))
     if dtype == dtypes.bool_:
         raise TypeError("arange: bool dtype is not supported")

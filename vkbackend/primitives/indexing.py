@@ -19,7 +19,7 @@ import numpy as np
 from .. import dtypes
 from ..array import Array
 from .axes import normalize_axis
-from .creation import asarray
+from .creation import asarray, check_fits
 from .elementwise import broadcast_strides
 from .index_check import IndexCheck, wanted
 from .launch import grid_groups
@@ -123,6 +123,8 @@ def index_operand(indices, axis_len: int, name: str, what: str = "indices", axis
     elif isinstance(indices, (np.ndarray, list, tuple, numbers.Integral, np.integer)) \
             and not isinstance(indices, (bool, np.bool_)):
         host = _host_indices(indices, name, what)
+        # before _normalize_host walks them (minutes for a broadcast view of 2**40): numpy's MemoryError
+        check_fits(host.size, name, f"{host.size} `{what}` uploaded as int32")
         idx = Index(host.shape, axis_len, axis, name, what, mode,
                     host=_normalize_host(host, axis_len, name, axis, mode))
     else:
@@ -224,8 +226,8 @@ def _along_axis_shape(arr_shape, idx_shape, axis: int, name: str) -> tuple:
     stripped[axis] = 1
     try:
         shape = list(np.broadcast_shapes(tuple(stripped), tuple(idx_shape)))
-    except ValueError:
-        raise ValueError(f"{name}: `indices` of shape {tuple(idx_shape)} does not broadcast against "
+    except ValueError:  # numpy: IndexError (indexing arrays could not be broadcast together)
+        raise IndexError(f"{name}: `indices` of shape {tuple(idx_shape)} does not broadcast against "
                          f"`arr` of shape {tuple(arr_shape)} off axis {axis}") from None
     shape[axis] = idx_shape[axis]
     return tuple(shape)
@@ -237,9 +239,26 @@ def along_axis_walks(arr: Array, idx: Index, shape, axis: int) -> tuple:
             Walk(idx.offset, broadcast_strides(idx.shape, shape)))
 
 
+def _along_axis_integers(indices, name: str) -> None:
+    """numpy's take/put_along_axis refuse indices that are not integers with IndexError (take's
+    TypeError stays index_operand's); an empty host list is an empty index list, as for take."""
+    if isinstance(indices, Array):
+        d = indices.dtype
+    elif isinstance(indices, (np.ndarray, list, tuple)):
+        host = np.asarray(indices)
+        if host.size == 0:
+            return
+        d = host.dtype
+    else:
+        return  # index_operand names the type
+    if d.kind not in "iu":
+        raise IndexError(f"{name}: `indices` must be an integer array, got dtype {d}")
+
+
 def along_axis_args(arr, indices, axis, name: str, check_indices) -> tuple:
     """(arr, axis, index operand, iteration shape) of take/put_along_axis, checked."""
     arr = operand(arr, name, "arr")
+    _along_axis_integers(indices, name)
     if axis is None:
         idx_ndim = np.ndim(indices) if not isinstance(indices, Array) else indices.ndim
         if idx_ndim != 1:
