@@ -22,6 +22,21 @@ def _is_scalar(x) -> bool:
     return isinstance(x, (numbers.Number, np.generic)) and not isinstance(x, complex)
 
 
+def _check_shapes(args, name: str) -> None:
+    """Shapes that do not broadcast fail before any host operand is uploaded."""
+    shapes = []
+    for x in args:
+        if isinstance(x, (Array, np.ndarray)):
+            shapes.append(x.shape)
+        elif isinstance(x, (list, tuple)):
+            try:
+                shapes.append(np.shape(x))
+            except ValueError:
+                return  # ragged: asarray says so
+    if len(shapes) > 1:
+        broadcast_shape(shapes, name)
+
+
 def _operand(x, name: str):
     if isinstance(x, Array) or _is_scalar(x):
         return x
@@ -172,6 +187,7 @@ def _binary(op: str, kind: str):
                 other = _operand(other, op)  # TypeError for what is no operand
             shape = other.shape if isinstance(other, Array) else np.shape(other)
             return full(shape, op == "not_equal", dtypes.bool_)
+        _check_shapes((x1, x2), op)
         a, b = _operand(x1, op), _operand(x2, op)
         if not (isinstance(a, Array) or isinstance(b, Array)):
             a = asarray(a)
@@ -233,6 +249,7 @@ def _resolve_keys(ufunc: str, keys: tuple, name: str) -> tuple:
 
 
 def _operands(args, name: str) -> list:
+    _check_shapes(args, name)
     ops = [_operand(x, name) for x in args]
     if not any(isinstance(x, Array) for x in ops):
         ops[0] = asarray(ops[0])
@@ -466,6 +483,8 @@ def from_half_bits(u: Array) -> Array:
 
 @recipe()
 def astype(a: Array, dtype) -> Array:
+    if not isinstance(a, Array):  # the array API's astype takes the namespace's arrays only
+        raise TypeError(f"astype: x must be a vk.Array, got {type(a).__name__} (vk.asarray(x, dtype) converts host data)")
     dtype = dtypes.check(dtype, held=True)
     if dtypes.float16 in (dtype, a.dtype):  # through float32, in numpy's rounding (to nearest even)
         if dtype == a.dtype:  # a copy: the bit patterns, NaN payloads included
