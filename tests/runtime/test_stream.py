@@ -6,7 +6,7 @@ import pytest
 import vkbackend as vk
 from vkbackend import runtime
 from vkbackend.runtime import compiler, stream
-import kp
+from vkbackend.runtime._kpmod import kp
 
 BUSY = str(Path(__file__).parent.parent / "shaders" / "busy.comp")
 

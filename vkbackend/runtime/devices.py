@@ -172,11 +172,13 @@ def _choose_index(devices: list[dict]) -> int:
 
 def open_device() -> Device:
     try:
-        import kp
+        from ._kpmod import kp
     except ImportError as e:  # pragma: no cover - setup problem
-        raise DeviceError("the kp (Kompute) module is not installed: run `make setup`") from e
+        raise DeviceError("vkbackend._kp (Kompute, built with the package) is missing: reinstall "
+                          "vkbackend (pip install .), or run `make setup` in a checkout") from e
     if not (hasattr(kp.Manager, "device_capabilities") and hasattr(kp.Manager, "enabled_features")):
-        raise DeviceError("kp is not built with vkbackend's patches (third_party/kompute): run `make setup`")
+        raise DeviceError(f"{kp.__name__} is not built with vkbackend's patches (third_party/kompute): "
+                          "reinstall vkbackend (pip install .), or run `make setup` in a checkout")
     try:
         mgr = kp.Manager()
     except Exception as e:

@@ -115,7 +115,7 @@ class Pool:
         return buf
 
     def _create(self, cls: int) -> Buffer:
-        import kp
+        from ._kpmod import kp
         need = cls * WORD
         if self.capacity is not None and self.in_use + self.cached + need > self.capacity:
             self.stats["allocation_retries"] += 1

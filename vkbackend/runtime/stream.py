@@ -9,8 +9,7 @@ from __future__ import annotations
 import threading
 import time
 
-import kp
-
+from ._kpmod import kp
 from .memory import locked
 
 WAIT_SLICE_NS = 50_000_000  # a wait returns to Python this often, so Ctrl-C lands promptly
