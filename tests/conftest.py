@@ -1,3 +1,4 @@
+import functools
 import os
 
 # Every fresh buffer starts poisoned (all bits set), so elements a kernel forgets to write show up.
@@ -80,6 +81,22 @@ def planned_budget(monkeypatch):
             monkeypatch.setattr(mod, "loop_budget", lambda: value)
         return value
     return set_
+
+
+@functools.lru_cache(maxsize=None)
+def flushes_subnormals() -> bool:
+    """Does the device flush float32 subnormals to zero (NVIDIA's Vulkan driver does, as CUDA's
+    -ftz; lavapipe keeps them)?"""
+    return float((vk.asarray(np.array([1e-40], np.float32)) * 1.0).numpy()[0]) == 0.0
+
+
+def flush_subnormals(x):
+    """`x` as such a device reads it: float32 subnormals flushed to zero of their sign (elsewhere
+    the identity). Tests feed both the device and numpy with it."""
+    x = np.asarray(x)
+    if x.dtype.kind != "f" or not flushes_subnormals():
+        return x
+    return np.where(np.abs(x) < np.finfo(np.float32).tiny, np.copysign(x.dtype.type(0), x), x).astype(x.dtype)
 
 
 def no_gpu_work():

@@ -64,7 +64,10 @@ def test_basic_keys_against_numpy(rng, dtype, shape):
     a = vk.asarray(x)
     for _ in range(12):
         key = random_key(rng, shape)
-        target = x[key].shape
+        try:
+            target = x[key].shape
+        except IndexError:  # the generator can index an empty axis after an Ellipsis
+            continue
         value = random_value(rng, target, dtype)
         as_device = isinstance(value, np.ndarray) and rng.random() < 0.5
         x[key] = value

@@ -450,7 +450,7 @@ def negative(x) -> Array:
 @recipe()
 def absolute(x) -> Array:
     a = _as_array(x, "absolute")
-    if a.dtype == dtypes.bool_:
+    if a.dtype in (dtypes.bool_, dtypes.uint32):  # GLSL has no abs(uint): it would go through float
         return a.copy()
     return apply("absolute", [a], a.dtype, a.dtype)
 

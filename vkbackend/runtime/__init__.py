@@ -78,6 +78,38 @@ def _after_fork_in_child() -> None:
     if _runtime is not None:
         ctypes.pythonapi.Py_IncRef(ctypes.py_object(_runtime))
         _runtime, _forked_from = None, os.getppid()
+        _exit_without_destructors()
+
+
+def _exit_without_destructors() -> None:
+    """End the child through os._exit once Python's own exit work (atexit, flushing) is done: the
+    parent's driver state is in this process too, and its library destructors crash in a child
+    (NVIDIA: SIGSEGV at exit). The exit status is sys.exit's code, 1 after an uncaught exception,
+    else 0."""
+    import atexit
+    import sys
+    status = [0]
+    plain_exit, plain_hook = sys.exit, sys.excepthook
+
+    def exit_(code=None):
+        status[0] = 0 if code is None else code if isinstance(code, int) else 1
+        plain_exit(code)
+
+    def hook(*exc):
+        status[0] = 1
+        plain_hook(*exc)
+
+    def end():  # atexit runs it first (last registered): run the others, then leave
+        atexit.unregister(end)
+        atexit._run_exitfuncs()
+        for f in (sys.stdout, sys.stderr):
+            try:
+                f.flush()
+            except Exception:  # noqa: BLE001 - closed or replaced streams
+                pass
+        os._exit(status[0])
+    sys.exit, sys.excepthook = exit_, hook
+    atexit.register(end)
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
