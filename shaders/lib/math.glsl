@@ -7,8 +7,10 @@
 #define INF uintBitsToFloat(0x7f800000u)
 
 // np.maximum / np.minimum: a NaN in either operand wins.
-float np_max(float a, float b) { return isnan(a) ? a : (isnan(b) ? b : max(a, b)); }
-float np_min(float a, float b) { return isnan(a) ? a : (isnan(b) ? b : min(a, b)); }
+// Ties (+0.0 and -0.0) give the second operand, as numpy's loops do; GLSL's max/min leave the
+// sign of a zero tie to the device (the H200 gave min(-0.0, 0.0) = -0.0; numpy gives 0.0).
+float np_max(float a, float b) { return isnan(a) ? a : (isnan(b) ? b : (a > b ? a : b)); }
+float np_min(float a, float b) { return isnan(a) ? a : (isnan(b) ? b : (a < b ? a : b)); }
 int np_max(int a, int b) { return max(a, b); }
 int np_min(int a, int b) { return min(a, b); }
 uint np_max(uint a, uint b) { return max(a, b); }

@@ -324,3 +324,15 @@ def test_absolute_of_unsigned_is_exact(rng):
     x = rng.integers(2**24, 2**32, 1000, dtype=np.uint64).astype(np.uint32)
     assert_same(vk.abs(vk.asarray(x)).numpy(), np.abs(x))
     assert_same(abs(vk.asarray(x)).numpy(), np.abs(x))
+
+
+def test_maximum_minimum_zero_ties_give_the_second_operand():
+    """numpy's loops return the second operand on ties; the H200's min/max chose the sign themselves."""
+    z = np.zeros(300, np.float32)
+    for a, b in ((z, -z), (-z, z)):
+        for name in ("maximum", "minimum"):
+            assert_same(getattr(vk, name)(vk.asarray(a), vk.asarray(b)).numpy(), getattr(np, name)(a, b), name)
+    # clip is maximum then minimum, so a zero tie gives the bound, as numpy's clip with array
+    # bounds does (with scalar bounds numpy keeps x: its two paths differ)
+    lo, hi = np.zeros(300, np.float32), np.ones(300, np.float32)
+    assert_same(vk.clip(vk.asarray(-z), vk.asarray(lo), vk.asarray(hi)).numpy(), np.clip(-z, lo, hi))
