@@ -1,10 +1,22 @@
-"""Threads: each records, submits and reads back its own arrays; results must be right and nothing
-may deadlock (the runtime's lock covers recording, submits and the pool; waits release the GIL)."""
+"""Threads: each records, submits and reads back its own arrays (elementwise, reductions, scans,
+matmul, take, conv2d); results must be right and nothing may deadlock (the runtime's lock covers
+recording, submits and the pool; waits release the GIL)."""
 import threading
 
 import numpy as np
 
 import vkbackend as vk
+
+
+def _conv2d_ref(x, w):
+    """Cross-correlation, stride 1, padding 1, in float64."""
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    h, wd = x.shape[2], x.shape[3]
+    out = np.zeros((x.shape[0], w.shape[0], h, wd))
+    for i in range(3):
+        for j in range(3):
+            out += np.einsum("nchw,oc->nohw", xp[:, :, i:i + h, j:j + wd], w[:, :, i, j].astype(np.float64))
+    return out
 
 
 def _worker(seed: int, iterations: int, errors: list):
@@ -22,6 +34,12 @@ def _worker(seed: int, iterations: int, errors: list):
             m = rng.standard_normal((17, 9)).astype(np.float32)
             np.testing.assert_allclose((vk.asarray(m) @ vk.asarray(m.T)).numpy(), m.astype(np.float64) @ m.T,
                                        rtol=1e-4, atol=1e-4)
+            idx = rng.integers(-n, n, int(rng.integers(1, 500))).astype(np.int32)
+            np.testing.assert_array_equal(vk.take(a, vk.asarray(idx)).numpy(), np.take(x, idx))
+            img = rng.standard_normal((1, 3, 9, 11)).astype(np.float32)
+            w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+            np.testing.assert_allclose(vk.conv2d(vk.asarray(img), vk.asarray(w), padding=1).numpy(),
+                                       _conv2d_ref(img, w), rtol=1e-4, atol=1e-4)
     except Exception as e:  # noqa: BLE001 - reported by the test
         errors.append(f"thread {seed}, iteration {i}: {type(e).__name__}: {e}")
 
