@@ -256,6 +256,18 @@ def _operands(args, name: str) -> list:
     return ops
 
 
+def _named(op: str, nargs: int, call, doc: str):
+    """vk.<op> taking numpy's positional parameters (x, or x1 and x2), as a recipe."""
+    if nargs == 1:
+        def f(x):
+            return call(x)
+    else:
+        def f(x1, x2):
+            return call(x1, x2)
+    f.__name__, f.__doc__ = op, doc
+    return recipe()(f)
+
+
 def _ufunc(op: str, nargs: int, shader_op: str | None = None):
     """vk.<op>: numpy.<op> elementwise, with numpy's broadcasting and its loop's types (narrowed
     to 32 bits); the shader's OP_<shader_op> (default: op) computes it."""
@@ -266,16 +278,9 @@ def _ufunc(op: str, nargs: int, shader_op: str | None = None):
         compute, out = _resolve_keys(op, tuple(_ufunc_key(x) for x in ops), op)
         return apply(shader_op, ops, out, compute, op)
 
-    if nargs == 1:
-        def f(x):
-            return call(x)
-    else:
-        def f(x1, x2):
-            return call(x1, x2)
-    f.__name__ = op
     args = "x" if nargs == 1 else "x1, x2"
-    f.__doc__ = f"numpy.{op}({args}) elementwise, broadcasting; numpy's result type, float64 as float32."
-    return recipe()(f)
+    return _named(op, nargs, call,
+                  f"numpy.{op}({args}) elementwise, broadcasting; numpy's result type, float64 as float32.")
 
 
 # Transcendentals: float32 results within 1 ulp of the exact value over the whole float32 range,
@@ -366,15 +371,8 @@ def _logical(op: str, nargs: int):
         floats = any(dtypes.is_float(x.dtype) if isinstance(x, Array) else isinstance(x, float) for x in ops)
         return apply(op, ops, dtypes.bool_, dtypes.float32 if floats else dtypes.uint32, op)
 
-    if nargs == 1:
-        def f(x):
-            return call(x)
-    else:
-        def f(x1, x2):
-            return call(x1, x2)
-    f.__name__ = op
-    f.__doc__ = f"numpy.{op} elementwise: bool result from the operands' truth (nonzero; NaN is true)."
-    return recipe()(f)
+    return _named(op, nargs, call,
+                  f"numpy.{op} elementwise: bool result from the operands' truth (nonzero; NaN is true).")
 
 
 logical_and = _logical("logical_and", 2)
