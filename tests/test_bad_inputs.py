@@ -163,11 +163,7 @@ def public_type(exc_type) -> type:
 
 BAD: list[Bad] = []
 
-# Library bugs found by this catalogue (their rows are xfail(strict=True): they fail once fixed).
-BUG_COMPARE_BIG_INT = ("comparing an int32 array with a Python int outside int32 raises OverflowError; numpy 2 "
-                       "(NEP 50) compares exactly (e.g. x < 2**40 is all True)")
-BUG_BOOL_PYINT = ("a bool array with a Python int (x + 2, x == 1, 3 - x) raises TypeError ('numpy would promote "
-                  "to int64'); numpy gives int64 (bool for comparisons); Python ints alone give int32 here")
+# Library bugs found by this catalogue get rows with bug= (xfail(strict=True): they fail once fixed); none open.
 VAL: list[Val] = []
 
 
@@ -209,7 +205,7 @@ for name in BINARY:
     if name not in ("divide", "true_divide"):
         bad(name, "int32 with uint32 (numpy: int64)", f, (I(4), U(4)), ("int64",), TypeError, ref=False)
         if name in ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal"):
-            val(name, "Python int out of int32's range", f, (I(4), 2**40), bug=BUG_COMPARE_BIG_INT)
+            val(name, "Python int out of int32's range", f, (I(4), 2**40))
         else:
             bad(name, "Python int out of int32's range", f, (I(4), 2**40), ("1099511627776",))
     else:
@@ -223,9 +219,8 @@ for name in ("add", "multiply", "maximum", "minimum"):
     bad(name, "bool arithmetic (numpy: logical or/and)", _fn(name), (B(4), B(4)), ("bool",), TypeError, ref=False)
 bad("subtract", "bool arithmetic", _fn("subtract"), (B(4), B(4)), ("bool",))
 for name in ("add", "multiply", "less", "equal"):
-    val(name, "bool array with a Python int", _fn(name), (B(5, values=[1, 0, 1, 1, 0]), 2), bug=BUG_BOOL_PYINT)
-val("Array.__rsub__", "Python int minus a bool array", lambda m, x: 3 - x, (B(3, values=[1, 0, 1]),),
-    bug=BUG_BOOL_PYINT)
+    val(name, "bool array with a Python int", _fn(name), (B(5, values=[1, 0, 1, 1, 0]), 2))
+val("Array.__rsub__", "Python int minus a bool array", lambda m, x: 3 - x, (B(3, values=[1, 0, 1]),))
 for name in ("equal", "not_equal"):
     val(name, "None operand", _fn(name), (F(3), None))
 

@@ -336,3 +336,21 @@ def test_maximum_minimum_zero_ties_give_the_second_operand():
     # bounds does (with scalar bounds numpy keeps x: its two paths differ)
     lo, hi = np.zeros(300, np.float32), np.ones(300, np.float32)
     assert_same(vk.clip(vk.asarray(-z), vk.asarray(lo), vk.asarray(hi)).numpy(), np.clip(-z, lo, hi))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32])
+def test_comparisons_with_python_ints_past_the_range_are_exact(rng, dtype):
+    """numpy 2 compares an integer array with any Python int exactly (NEP 50), in both orders."""
+    x = sample(rng, 257, dtype)
+    for c in (2**40, -2**40, 2**32, -1, 2**31):
+        for name in ("less", "less_equal", "greater", "greater_equal", "equal", "not_equal"):
+            assert_same(getattr(vk, name)(vk.asarray(x), c).numpy(), getattr(np, name)(x, c), f"{name} {c}")
+            assert_same(getattr(vk, name)(c, vk.asarray(x)).numpy(), getattr(np, name)(c, x), f"{c} {name}")
+
+
+def test_bool_arrays_with_python_ints_compute_in_int32():
+    b = np.array([True, False, True])
+    for got, want in ((vk.asarray(b) + 2, b + 2), (3 - vk.asarray(b), 3 - b), (vk.asarray(b) * -4, b * -4)):
+        assert got.dtype == np.int32
+        np.testing.assert_array_equal(got.numpy(), want.astype(np.int32))
+    assert_same((vk.asarray(b) == 1).numpy(), b == 1)

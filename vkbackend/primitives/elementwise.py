@@ -61,6 +61,10 @@ _WEAK = {bool: True, int: 1, float: 1.0}
 @functools.lru_cache(maxsize=1024)
 def _promote_keys(keys: tuple, name: str) -> np.dtype:
     promoted = np.result_type(*[_WEAK.get(k, k) for k in keys])
+    if int in keys and float not in keys and all(k == dtypes.bool_ for k in keys if k not in _WEAK):
+        # bool arrays with Python ints: numpy's int64 is the Python int's default type, and a
+        # Python int is int32 here (as alone)
+        return dtypes.int32
     if all(k in _WEAK for k in keys):
         # no array among the operands: Python ints give int32 and floats float32 (as asarray
         # does), since numpy's default int64/float64 have no 32-bit home
@@ -177,6 +181,26 @@ def apply(op: str, operands: list, out_dtype, compute_dtype, name: str | None = 
     return out
 
 
+_ABOVE = {"less": True, "less_equal": True, "not_equal": True, "greater": False, "greater_equal": False,
+          "equal": False}  # array OP c for a Python int c above every value of the array's type
+
+
+def _past_the_range(op: str, a, b, compute):
+    """An integer array compared with a Python int outside its type's range: numpy compares the
+    values exactly, so every element gives the same answer (None when the int is in range)."""
+    for scalar, array, flip in ((b, a, False), (a, b, True)):
+        if type(scalar) is int and isinstance(array, Array):
+            info = np.iinfo(compute)
+            if info.min <= scalar <= info.max:
+                return None
+            above = scalar > info.max
+            if flip:  # c OP array: the mirrored question
+                above = not above
+            answer = _ABOVE[op] if above else (not _ABOVE[op] if op not in ("equal", "not_equal") else _ABOVE[op])
+            return full(array.shape, answer, dtypes.bool_)
+    return None
+
+
 def _binary(op: str, kind: str):
     """kind: 'arith' (result type), 'divide' (float result), 'compare' (bool result)."""
     def f(x1, x2):
@@ -197,6 +221,10 @@ def _binary(op: str, kind: str):
             raise TypeError(f"{op}: arithmetic on bool arrays is not supported; cast with .astype() first")
         if compute == dtypes.bool_:
             compute = dtypes.uint32
+        if kind == "compare" and compute.kind in "iu":
+            constant = _past_the_range(op, a, b, compute)
+            if constant is not None:
+                return constant
         out = dtypes.bool_ if kind == "compare" else compute
         return apply(op, [a, b], out, compute)
     f.__name__ = op
