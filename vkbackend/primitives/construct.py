@@ -9,7 +9,6 @@ when start and i * step nearly cancel, and Vulkan devices need not have float64
 from __future__ import annotations
 
 import numbers
-import operator
 
 import numpy as np
 
@@ -18,19 +17,14 @@ from ..array import Array
 from .creation import asarray, check_device, full, zeros
 from .layout import launch_copy, plan_copy
 from .manipulation import broadcast_to
-from .operands import operand
+from .operands import integer, operand
 
 __all__ = ["eye", "linspace", "meshgrid"]
 
 
 def _count(value, name: str, what: str) -> int:
     """A non-negative integer argument."""
-    if isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name}: `{what}` must be an integer, got {value!r}")
-    try:
-        v = operator.index(value)
-    except TypeError:
-        raise TypeError(f"{name}: `{what}` must be an integer, got {value!r}") from None
+    v = integer(value, name, what)
     if v < 0:
         raise ValueError(f"{name}: `{what}` must be non-negative, got {v}")
     return v
@@ -43,9 +37,7 @@ def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None) -> Array:
     check_device(device, name)
     rows = _count(n_rows, name, "n_rows")
     cols = rows if n_cols is None else _count(n_cols, name, "n_cols")
-    if isinstance(k, (bool, np.bool_)) or not isinstance(k, (numbers.Integral, np.integer)):
-        raise TypeError(f"{name}: `k` must be an integer, got {k!r}")
-    k = operator.index(k)
+    k = integer(k, name, "k")
     dtype = dtypes.float32 if dtype is None else dtypes.check(dtype)
     # Diagonal k starts at (0, k) or (-k, 0) and runs while both indices are in range.
     length = max(0, min(rows, cols - k) if k >= 0 else min(rows + k, cols))

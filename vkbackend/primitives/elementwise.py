@@ -181,8 +181,11 @@ def apply(op: str, operands: list, out_dtype, compute_dtype, name: str | None = 
     return out
 
 
+# array OP c for a Python int c above (below) every value of the array's type
 _ABOVE = {"less": True, "less_equal": True, "not_equal": True, "greater": False, "greater_equal": False,
-          "equal": False}  # array OP c for a Python int c above every value of the array's type
+          "equal": False}
+_BELOW = {"less": False, "less_equal": False, "not_equal": True, "greater": True, "greater_equal": True,
+          "equal": False}
 
 
 def _past_the_range(op: str, a, b, compute):
@@ -193,11 +196,8 @@ def _past_the_range(op: str, a, b, compute):
             info = np.iinfo(compute)
             if info.min <= scalar <= info.max:
                 return None
-            above = scalar > info.max
-            if flip:  # c OP array: the mirrored question
-                above = not above
-            answer = _ABOVE[op] if above else (not _ABOVE[op] if op not in ("equal", "not_equal") else _ABOVE[op])
-            return full(array.shape, answer, dtypes.bool_)
+            above = (scalar > info.max) != flip  # c OP array asks the mirrored question
+            return full(array.shape, (_ABOVE if above else _BELOW)[op], dtypes.bool_)
     return None
 
 

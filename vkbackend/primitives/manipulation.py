@@ -29,7 +29,7 @@ from .elementwise import (from_half_bits, greater_equal, half_bits, less_equal, 
                           where)
 from .indexing import take
 from .layout import _concat_shapes, _held_dtype, _sequence, concatenate, launch_copy, plan_copy, transpose
-from .operands import MAX_PUSH_WORDS, collapsed, contiguous_strides, normalize_axes, operand
+from .operands import MAX_PUSH_WORDS, collapsed, contiguous_strides, integer, normalize_axes, operand
 
 __all__ = ["squeeze", "expand_dims", "reshape", "flip", "roll", "broadcast_to", "broadcast_arrays",
            "tile", "repeat", "permute_dims", "matrix_transpose", "unstack", "concat", "tril", "triu",
@@ -41,22 +41,13 @@ _ROLL_AXES_PER_PASS = 3                 # 2**3 blocks a pass; more rolled axes t
 
 # -- arguments -------------------------------------------------------------------------------
 
-def _integer(value, name: str, what: str) -> int:
-    if isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name}: `{what}` must be an integer, got {value!r}")
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise TypeError(f"{name}: `{what}` must be an integer, got {value!r}") from None
-
-
 def _integers(value, name: str, what: str) -> tuple:
     """An int or a sequence of ints as a tuple."""
     if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, (bool, np.bool_)):
         return (operator.index(value),)
     if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
         raise TypeError(f"{name}: `{what}` must be an integer or a tuple of integers, got {value!r}")
-    return tuple(_integer(v, name, what) for v in value)
+    return tuple(integer(v, name, what) for v in value)
 
 
 def _shape(value, name: str) -> tuple:
@@ -385,7 +376,7 @@ def concat(arrays, /, *, axis=0) -> Array:
 
 def _triangle(name: str, x, k, lower: bool) -> Array:
     x = operand(x, name, "x", half=True)
-    k = _integer(k, name, "k")
+    k = integer(k, name, "k")
     if x.ndim < 2:
         raise ValueError(f"{name}: expected an array of at least 2 dimensions (..., M, N), got shape {x.shape}")
     m, n = x.shape[-2:]
@@ -423,7 +414,7 @@ def diff(x, /, *, axis=-1, n=1, prepend=None, append=None) -> Array:
     if x.ndim == 0:
         raise ValueError(f"{name}: expected an array of at least 1 dimension, got a 0-d array")
     axis = normalize_axis(axis, x.ndim, name)
-    n = _integer(n, name, "n")
+    n = integer(n, name, "n")
     if n < 0:
         raise ValueError(f"{name}: the order n must be non-negative, got {n}")
     if n == 0:

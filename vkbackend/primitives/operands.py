@@ -8,6 +8,7 @@ input that is then refused).
 from __future__ import annotations
 
 import numbers
+import operator
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,6 +44,16 @@ def operand(x, name: str, what: str = "a", *, host: str = "refuse", half: bool =
         return data
     expected = "a vk.Array" if host == "refuse" else "a vk.Array or an array-like"
     raise TypeError(f"{name}: `{what}` must be {expected}, got {type(x).__name__}")
+
+
+def integer(value, name: str, what: str) -> int:
+    """An integer argument (anything with __index__ but a bool), TypeError naming it otherwise."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name}: `{what}` must be an integer, got {value!r}")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name}: `{what}` must be an integer, got {value!r}") from None
 
 
 def normalize_axes(value, ndim: int, name: str, what: str) -> list:

@@ -121,7 +121,7 @@ class Recipe:
     def __init__(self, words, steps, result, fixed):
         self.words = words      # words of each buffer the op allocates
         self.steps = steps      # (pipeline, roles, push, groups, barrier)
-        self.result = result    # (role, shape, dtype, offset), or a tuple of them
+        self.result = result    # ('array', role, shape, dtype, offset), ('arg', i) or ('tuple', parts)
         self.fixed = fixed      # persistent storages the steps bind
 
     def replay(self, rt, inputs: list, arrays: list):

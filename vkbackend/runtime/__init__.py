@@ -76,7 +76,7 @@ def _after_fork_in_child() -> None:
     every object of it alive for good, so nothing is destroyed at exit, and refuse to use it."""
     global _runtime, _forked_from
     if _runtime is not None:
-        ctypes.pythonapi.Py_IncRef(ctypes.py_object(_runtime))
+        leak(_runtime)
         _runtime, _forked_from = None, os.getppid()
         _exit_without_destructors()
 
