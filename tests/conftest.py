@@ -99,6 +99,14 @@ def flush_subnormals(x):
     return np.where(np.abs(x) < np.finfo(np.float32).tiny, np.copysign(x.dtype.type(0), x), x).astype(x.dtype)
 
 
+def check_array(got, want):
+    """A vk.Array with numpy's shape, dtype and values, exactly."""
+    want = np.asarray(want)
+    assert isinstance(got, vk.Array)
+    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.shape, want.dtype)
+    np.testing.assert_array_equal(got.numpy(), want)
+
+
 def no_gpu_work():
     """Context manager: asserts nothing was recorded or submitted inside it."""
     class _Guard:

@@ -3,16 +3,10 @@ import numpy as np
 import pytest
 
 import vkbackend as vk
-from tests.conftest import no_gpu_work, random_array
+from tests.conftest import check_array as check, no_gpu_work, random_array
 
 DTYPES = [np.float32, np.int32, np.uint32, np.bool_]
 TILE = 256 * 8  # compact.comp: workgroup size x ITEMS
-
-
-def check(got, want):
-    want = np.asarray(want)
-    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.shape, want.dtype)
-    np.testing.assert_array_equal(got.numpy(), want)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

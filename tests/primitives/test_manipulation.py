@@ -3,20 +3,13 @@ import numpy as np
 import pytest
 
 import vkbackend as vk
-from tests.conftest import no_gpu_work, random_array
+from tests.conftest import check_array as check, no_gpu_work, random_array
 
 DTYPES = [np.float32, np.int32, np.uint32, np.bool_]
 MOVED = DTYPES + [np.float16]  # functions that only move elements take float16 too
 # Around subgroup (4, 8, 16) and workgroup (64, 256) sizes, 0-d and 0-size.
 SHAPES = [(), (0,), (1,), (4,), (7,), (9,), (16,), (17,), (63,), (65,), (255,), (257,), (3, 0, 2),
           (8, 8), (5, 17), (2, 3, 4), (3, 1, 65), (2, 2, 2, 2, 3)]
-
-
-def check(got, want):
-    want = np.asarray(want)
-    assert isinstance(got, vk.Array)
-    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.shape, want.dtype)
-    np.testing.assert_array_equal(got.numpy(), want)
 
 
 def pair(rng, shape, dtype=np.float32):

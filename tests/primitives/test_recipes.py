@@ -7,11 +7,7 @@ import pytest
 
 import vkbackend as vk
 from vkbackend.primitives import recipes
-
-
-@pytest.fixture(autouse=True)
-def _fresh():
-    recipes.clear()
+from tests.primitives.test_matmul import check_matmul
 
 
 def _counts():
@@ -28,7 +24,7 @@ def test_matmul_replays_with_fresh_buffers(rng):
     for i in range(4):
         a, b = (rng.standard_normal(s).astype(np.float32) for s in shapes)
         got = (vk.asarray(a) @ vk.asarray(b)).numpy()
-        np.testing.assert_allclose(got, _mm_ref(a, b), rtol=2e-5, atol=2e-5)
+        check_matmul(got, a, b)
     assert _counts() == (1, 3)
 
 
@@ -36,11 +32,11 @@ def test_aliasing_is_part_of_the_signature(rng):
     a = rng.standard_normal((20, 20)).astype(np.float32)
     b = rng.standard_normal((20, 20)).astype(np.float32)
     x, y = vk.asarray(a), vk.asarray(b)
-    np.testing.assert_allclose((x @ x).numpy(), _mm_ref(a, a), rtol=2e-5, atol=2e-5)
+    check_matmul((x @ x).numpy(), a, a)
     # same shapes and dtypes, but two buffers: must not replay x @ x's bindings
-    np.testing.assert_allclose((x @ y).numpy(), _mm_ref(a, b), rtol=2e-5, atol=2e-5)
-    np.testing.assert_allclose((y @ x).numpy(), _mm_ref(b, a), rtol=2e-5, atol=2e-5)
-    np.testing.assert_allclose((y @ y).numpy(), _mm_ref(b, b), rtol=2e-5, atol=2e-5)
+    check_matmul((x @ y).numpy(), a, b)
+    check_matmul((y @ x).numpy(), b, a)
+    check_matmul((y @ y).numpy(), b, b)
     assert _counts() == (2, 2)
 
 
@@ -49,7 +45,7 @@ def test_offsets_are_part_of_the_signature(rng):
     w = rng.standard_normal((8, 3)).astype(np.float32)
     x, wd = vk.asarray(host), vk.asarray(w)
     for i in (1, 2, 1, 4, 0):
-        np.testing.assert_allclose((x[i] @ wd).numpy(), _mm_ref(host[i], w), rtol=2e-5, atol=2e-5)
+        check_matmul((x[i] @ wd).numpy(), host[i], w)
     captures, hits = _counts()
     assert captures == 4 and hits == 1
 
@@ -84,7 +80,7 @@ def test_environment_and_budget_change_the_plan(rng, monkeypatch):
     x, y = vk.asarray(a), vk.asarray(b)
     (x @ y).numpy()
     monkeypatch.setenv("VKBACKEND_MATMUL_CONFIG", "32x64x8/4x8/2x4")
-    np.testing.assert_allclose((x @ y).numpy(), _mm_ref(a, b), rtol=1e-4, atol=1e-4)
+    check_matmul((x @ y).numpy(), a, b)
     monkeypatch.setenv("VKBACKEND_MATMUL_CONFIG", "99x99")  # a bad override is still refused
     with pytest.raises(ValueError, match="VKBACKEND_MATMUL_CONFIG"):
         x @ y
@@ -92,7 +88,7 @@ def test_environment_and_budget_change_the_plan(rng, monkeypatch):
     from vkbackend.primitives import launch
     monkeypatch.setattr(launch, "loop_budget", lambda: 30)  # planners see a budget: K is split
     before = vk.stats()["dispatches"]
-    np.testing.assert_allclose((x @ y).numpy(), _mm_ref(a, b), rtol=2e-5, atol=2e-5)
+    check_matmul((x @ y).numpy(), a, b)
     assert vk.stats()["dispatches"] - before > 1
     assert _counts()[0] == 3  # the refused override planned nothing
 
@@ -124,7 +120,7 @@ def test_host_operands_are_not_keyed(rng):
     a = rng.standard_normal((3, 4)).astype(np.float32)
     b = rng.standard_normal((4, 2)).astype(np.float32)
     for _ in range(2):
-        np.testing.assert_allclose(vk.matmul(a, vk.asarray(b)).numpy(), _mm_ref(a, b), rtol=2e-5, atol=2e-5)
+        check_matmul(vk.matmul(a, vk.asarray(b)).numpy(), a, b)
     assert _counts() == (0, 0)
 
 

@@ -4,16 +4,9 @@ import pytest
 
 import vkbackend as vk
 from vkbackend.primitives.getitem import getitem
-from tests.conftest import no_gpu_work, random_array
+from tests.conftest import check_array as check, no_gpu_work, random_array
 
 DTYPES = [np.float32, np.int32, np.uint32, np.bool_]
-
-
-def check(got, want):
-    want = np.asarray(want)
-    assert isinstance(got, vk.Array)
-    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.shape, want.dtype)
-    np.testing.assert_array_equal(got.numpy(), want)
 
 
 def dev_idx(x, dtype=np.int32):
