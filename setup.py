@@ -48,7 +48,7 @@ def _sha256(path: Path) -> str:
 
 def kp_sdist() -> Path:
     """kp 0.9.0's sdist: $VKBACKEND_KP_SDIST, the cached one, else PyPI's (checked against its hash)."""
-    given = os.environ.get("VKBACKEND_KP_SDIST")
+    given = _setting("VKBACKEND_KP_SDIST")
     if given:
         if not Path(given).is_file():
             raise SystemExit(f"VKBACKEND_KP_SDIST={given!r}: no such file (expected {KP_SDIST})")
@@ -107,14 +107,27 @@ def kp_module() -> Path:
         return built
 
 
+def _module(name: str):
+    """vkbackend's module `name`, loaded without importing vkbackend (which needs _kp): bare
+    packages stand for vkbackend and vkbackend.runtime, so only the modules it imports load."""
+    top = "_vkbackend_build"
+    for pkg_name, path in ((top, ROOT / "vkbackend"), (f"{top}.runtime", ROOT / "vkbackend" / "runtime")):
+        if pkg_name not in sys.modules:
+            pkg = types.ModuleType(pkg_name)
+            pkg.__path__ = [str(path)]
+            sys.modules[pkg_name] = pkg
+    return importlib.import_module(f"{top}.{name}")
+
+
 def _variants():
-    """vkbackend/runtime/variants.py, loaded without importing vkbackend (which needs _kp)."""
-    name = "_vkbackend_build_runtime"
-    if name not in sys.modules:
-        pkg = types.ModuleType(name)
-        pkg.__path__ = [str(ROOT / "vkbackend" / "runtime")]
-        sys.modules[name] = pkg
-    return importlib.import_module(f"{name}.variants")
+    """vkbackend/runtime/variants.py (and the compiler, and the registry it reads)."""
+    return _module("runtime.variants")
+
+
+def _setting(name: str):
+    """An environment variable of the build, checked by vkbackend's configuration registry
+    (vkbackend/config.py, which imports nothing of vkbackend); None while unset."""
+    return _module("config").get(name)
 
 
 class BuildNative(build_ext):
@@ -132,12 +145,12 @@ class BuildNative(build_ext):
     def run(self):
         super().run()
         dest = self._archive()
-        if os.environ.get("VKBACKEND_BUILD_SPIRV", "1") == "0":
+        if _setting("VKBACKEND_BUILD_SPIRV") is False:
             if not self.inplace:
                 dest.unlink(missing_ok=True)  # an earlier build's, left in build/
             return
         dest.parent.mkdir(parents=True, exist_ok=True)
-        jobs = int(os.environ.get("VKBACKEND_BUILD_JOBS") or os.cpu_count() or 1)
+        jobs = _setting("VKBACKEND_BUILD_JOBS") or os.cpu_count() or 1
         # A checkout's own (editable) build also ships tests/shaders, whose keys name its paths, and
         # leaves out a shader being worked on that does not compile (its tests say so).
         if _variants().build_archive(str(dest), jobs=jobs, tests=self.inplace, strict=not self.inplace) != 0:
@@ -145,7 +158,7 @@ class BuildNative(build_ext):
 
     def get_outputs(self):
         outputs = super().get_outputs()
-        if os.environ.get("VKBACKEND_BUILD_SPIRV", "1") != "0":
+        if _setting("VKBACKEND_BUILD_SPIRV") is not False:
             outputs.append(str(self._archive()))
         return outputs
 

@@ -23,7 +23,9 @@ The panel width adapts to the panel height (the register file of one SM): NB = n
 the rows fit, 8 for taller panels, and a streaming variant (rows in memory) beyond that. A
 look-ahead schedule (the next panel factorised beside the trailing update, no barrier between) is
 a tunable, off: on the H100 it cost ~44 us per panel (n=2000, R only: 15.9 ms with it, 13.1
-without). `TUNE` holds the knobs; environment: VKBACKEND_QR_<KEY>=value (tuples comma-separated).
+without). `TUNE` holds the knobs; environment: VKBACKEND_QR_<KEY>=value (tuples comma-separated),
+declared in KEYS, registered in vkbackend/config.py and applied at the first QR call (a malformed
+value raises ValueError there, never at import).
 
 Under a loop budget (lavapipe: 65535 counted loop iterations per invocation; see
 docs/loop_budget/matmul_qr.md) panels take larger workgroups or fewer columns so that their row
@@ -33,15 +35,13 @@ matrices too tall even so raise LoopBudgetError before any GPU work.
 from __future__ import annotations
 
 import math
-import os
 from collections import namedtuple
 from dataclasses import dataclass
 
 import numpy as np
 
-from vkbackend import dtypes, runtime
+from vkbackend import config, dtypes, runtime
 from vkbackend.array import Array
-from vkbackend.runtime.kernel import Kernel
 from vkbackend.primitives.creation import asarray
 from vkbackend.primitives import launch
 from vkbackend.primitives.launch import LoopBudgetError, groups_for
@@ -82,10 +82,58 @@ TUNE = {
                              # ignored under a loop budget, where those loops would count per row
     "sw_unroll_k": 0,
 }
-for _key, _val in list(TUNE.items()):
-    _env = os.environ.get(f"VKBACKEND_QR_{_key.upper()}")
-    if _env:
-        TUNE[_key] = tuple(int(x) for x in _env.split(",")) if isinstance(_val, tuple) else int(_env)
+
+
+def _key(name: str, allowed: str, doc: str, valid) -> config.Key:
+    value = TUNE[name]
+    many = isinstance(value, tuple)
+    return config.Key(name, (), allowed, ",".join(map(str, value)) if many else str(value), doc,
+                      valid=valid, many=many)
+
+
+_WGS = "workgroup sizes from 1 to 1024, comma-separated (those the device cannot run are skipped)"
+_ROUNDED = "an integer from 1 to 32 (rounded up to a power of two, at least 4)"
+KEYS = (
+    _key("nb_max", "an integer from 1 to 32 (rounded up to a power of two)",
+         "widest register-resident panel", config.between(1, 32)),
+    _key("nb_min", "an integer from 1 to 32", "narrowest register-resident panel before streaming",
+         config.between(1, 32)),
+    _key("stream_nb", _ROUNDED, "panel width of the streaming (very tall) variant", config.between(1, 32)),
+    _key("panel_wgs", _WGS, "workgroup sizes the GPU panel kernel may take", config.between(1, 1024)),
+    _key("reg_file", "an integer >= 1", "32-bit registers per SM/CU available to one workgroup",
+         config.at_least(1)),
+    _key("reg_max", "an integer >= 1", "registers one thread may have", config.at_least(1)),
+    _key("reg_overhead", "an integer >= 0",
+         "registers of the panel kernel besides its rows, sums and update row", config.at_least(0)),
+    _key("unroll_k", "0 or 1", "1: unroll the register panels' column loop (GPUs)", config.between(0, 1)),
+    _key("target_groups", "an integer >= 1", "workgroups an update dispatch should reach (~ the SM count)",
+         config.at_least(1)),
+    _key("lookahead", "0 or 1", "1: the next panel beside the trailing update, no barrier between",
+         config.between(0, 1)),
+    _key("apply_nb", _ROUNDED, "block width of apply_q and householder_product", config.between(1, 32)),
+    _key("sw_panel_wgs", _WGS, "workgroup sizes the panel kernel may take on software devices",
+         config.between(1, 1024)),
+    _key("sw_reg_cap", "an integer >= 0", "software devices: row values per thread in registers (0: always stream)",
+         config.at_least(0)),
+    _key("sw_no_unroll", "0 or 1",
+         "1: [[dont_unroll]] everywhere on software devices (faster LLVM compiles, slower runs; not under a "
+         "loop budget)", config.between(0, 1)),
+    _key("sw_unroll_k", "0 or 1", "software devices: unroll_k", config.between(0, 1)),
+)
+ENV = config.register(config.Family(
+    "VKBACKEND_QR_<KEY>", KEYS,
+    doc="One variable per key of ops/qr.py's TUNE, applied at the first QR call (qr, householder_product, "
+        "apply_q); one naming no key is an error there.")).variable
+_tuned = False  # TUNE has ENV's values
+
+
+def _tune_from_env() -> None:
+    """Apply the VKBACKEND_QR_<KEY> variables to TUNE at the first QR call: checked by the
+    registry, a malformed one raises ValueError naming it here (every call until it is fixed)."""
+    global _tuned
+    if not _tuned:
+        TUNE.update(config.family(ENV))
+        _tuned = True
 
 
 # -- input checks (before any GPU work) ------------------------------------------------------
@@ -464,6 +512,7 @@ def qr(a, mode: str = "reduced"):
     """
     if not isinstance(mode, str) or mode not in _MODES:
         raise ValueError(f"qr: unrecognized mode {mode!r}: expected one of {', '.join(map(repr, _MODES))}")
+    _tune_from_env()
     a = _check_matrix(a, "qr")
     *batch, M, N = a.shape
     batch = tuple(batch)
@@ -532,6 +581,7 @@ def householder_product(h, tau) -> Array:
     """torch.linalg.householder_product: the first N columns of H_1 ... H_K (H_i = I - tau_i v_i v_i^T,
     v_i below the diagonal of column i of h, unit diagonal implied) for h (..., M, N), M >= N,
     and tau (..., K), K <= N. Returns Q (..., M, N)."""
+    _tune_from_env()
     h, tau = _check_reflectors(h, tau, "householder_product")
     *batch, M, N = h.shape
     if M < N:
@@ -549,6 +599,7 @@ def apply_q(h, tau, c, transpose: bool = False, side: str = "left") -> Array:
     have no batch dimensions, applying the same Q to every matrix of c. Returns a new array."""
     if side not in ("left", "right"):
         raise ValueError(f"apply_q: side must be 'left' or 'right', got {side!r}")
+    _tune_from_env()
     h, tau = _check_reflectors(h, tau, "apply_q")
     c = _check_matrix(c, "apply_q", "c")
     *hb, M, N = h.shape

@@ -19,7 +19,8 @@ def pytest_report_header(config):
 @pytest.fixture
 def rng(request):
     """Fresh random data every run; the seed is printed with a failure (VKBACKEND_TEST_SEED replays it)."""
-    seed = int(os.environ.get("VKBACKEND_TEST_SEED") or np.random.SeedSequence().entropy % 2**32)
+    seed = vk.config.get("VKBACKEND_TEST_SEED")
+    seed = np.random.SeedSequence().entropy % 2**32 if seed is None else seed
     request.node.user_properties.append(("seed", seed))
     print(f"random seed {seed}")
     return np.random.default_rng(seed)
@@ -49,13 +50,14 @@ def random_array(rng, shape, dtype):
 def h200_like(dev):
     """An NVIDIA H200-like device, for the planners only (kernels run on the real one): subgroups
     of 32 with every feature (less those VKBACKEND_DISABLE_SUBGROUP turns off), workgroups of 1024,
-    48 KiB of shared memory, no loop limit."""
+    48 KiB of shared memory, 132 multiprocessors, no loop limit."""
     import dataclasses
     from vkbackend.runtime.devices import SUBGROUP_FEATURE_BITS
     features = frozenset(SUBGROUP_FEATURE_BITS) - dev.disabled_subgroup_features
     return dataclasses.replace(dev, name="NVIDIA H200", vendor="NVIDIA", subgroup_size=32,
                                min_subgroup_size=32, max_subgroup_size=32, subgroup_features=features,
-                               max_workgroup_invocations=1024, max_shared_memory=49152, loop_budget=None)
+                               max_workgroup_invocations=1024, max_shared_memory=49152, loop_budget=None,
+                               multiprocessors=132, multiprocessors_source="queried")
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,4 @@
-"""Command line: `python -m vkbackend info [--json] | demo | compile-shaders`."""
+"""Command line: `python -m vkbackend info [--json] | demo | compile-shaders | config-docs`."""
 from __future__ import annotations
 
 import argparse
@@ -60,11 +60,16 @@ def main(argv=None) -> int:
     p = sub.add_parser("compile-shaders", help="compile and validate every shader variant")
     p.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1,
                    help="glslang processes at a time (default: the CPU count)")
+    sub.add_parser("config-docs", help="docs/configuration.md: every VKBACKEND_ variable and tuning key")
     args = ap.parse_args(argv)
     if args.cmd == "info":
         return info(args.json)
     if args.cmd == "demo":
         return demo()
+    if args.cmd == "config-docs":
+        from vkbackend import config
+        sys.stdout.write(config.markdown())
+        return 0
     from vkbackend.runtime.variants import compile_all
     return compile_all(jobs=args.jobs)
 

@@ -8,40 +8,19 @@ declared for them. Every key is declared in KEYS with where it is valid and what
 anything else raises ValueError naming the item and what is allowed, before any GPU work.
 Values are checked here one by one; whether a combination fits the kernels and the device
 (a tile's workgroup, its shared memory) is the planner's check. docs/conv.md lists the keys.
+The table is registered in vkbackend/config.py (the configuration registry), which parses and
+checks the string (config.ConfigString) and lists the keys in docs/configuration.md.
 """
 from __future__ import annotations
 
-import functools
-import os
-from dataclasses import dataclass
-from typing import Callable
+from vkbackend import config as registry
+from vkbackend.config import Key, pow2  # noqa: F401  (pow2: plan_f32's tile check)
 
 ENV = "VKBACKEND_CONV_CONFIG"
 PREFIXES = ("fwd", "wgrad", "f16", "wgrad16")
 UNPREFIXED = ("fwd", "wgrad")  # the kinds a key without a prefix applies to
-
-
-@dataclass(frozen=True)
-class Key:
-    name: str
-    prefixes: tuple          # the kinds whose planners read it
-    allowed: str             # what it takes, in words (errors and docs/conv.md)
-    default: str             # what the planner does without it
-    doc: str                 # what it does
-    words: tuple = ()        # the allowed words; empty for an integer key
-    valid: Callable[[int], bool] | None = None   # an integer key's allowed values
-
-
-def pow2(v: int) -> bool:
-    return v > 0 and v & (v - 1) == 0
-
-
-def _positive(v: int) -> bool:
-    return v >= 1
-
-
-def _between(lo: int, hi: int) -> Callable[[int], bool]:
-    return lambda v: lo <= v <= hi
+_positive = registry.at_least(1)
+_between = registry.between
 
 
 KEYS = (
@@ -112,78 +91,35 @@ KEYS = (
     Key("WT", ("fwd", "wgrad"), "2 or 4", "4", "Winograd's output tile: F(2x2, 3x3) or F(4x4, 3x3)",
         valid=lambda v: v in (2, 4)),
 )
-_DECLARED = {(k.name, p): k for k in KEYS for p in k.prefixes}
-_NAMES = sorted({k.name for k in KEYS})
+# A float32 forward-only path without a prefix (direct, narrow, matmul) leaves backward-weight on
+# conv_wgrad.comp.
+TABLE = registry.register(registry.ConfigString(
+    ENV, KEYS, PREFIXES, UNPREFIXED, fallback={("path", "wgrad"): "gemm"},
+    doc="`key=value` items separated by commas (or semicolons), later items overriding earlier ones; a "
+        "prefix names the kernels a key tunes (`fwd.` float32 forward and backward-input, `wgrad.` float32 "
+        "backward-weight, `f16.` and `wgrad16.` the same in float16 on cooperative matrices), and a key "
+        "without one applies to `fwd.` and `wgrad.` wherever it is declared for them. An unknown key or "
+        "prefix, a key its prefix does not read or a value a key does not take raises ValueError naming "
+        "the item. docs/conv.md says more."))
 
 
 def raw() -> str:
     """The configuration string in effect (planners cache on it)."""
-    return os.environ.get(ENV, "")
+    return registry.raw(ENV)
 
 
 def declared(name: str, prefix: str) -> Key | None:
     """The declaration of key `name` under `prefix`, or None where those kernels do not read it."""
-    return _DECLARED.get((name, prefix))
+    return TABLE.declared(name, prefix)
 
 
 def table() -> str:
     """KEYS as docs/conv.md's table (tests/ops/test_conv_config.py keeps the two alike)."""
-    rows = ["| key | prefixes | takes | default | what it sets |", "|---|---|---|---|---|"]
-    for k in KEYS:
-        rows.append(f"| {k.name} | {' '.join(p + '.' for p in k.prefixes)} | {k.allowed} | {k.default} | {k.doc} |")
-    return "\n".join(rows)
+    return TABLE.markdown()
 
 
-def _fits(key: Key, value: str):
-    """value converted for key, or None where key does not allow it."""
-    if key.words:
-        return value if value in key.words else None
-    try:
-        v = int(value)
-    except ValueError:
-        return None
-    return v if key.valid(v) else None
-
-
-def _where(name: str) -> str:
-    return ", ".join(f"{p}.{name} ({_DECLARED[(name, p)].allowed})" for p in PREFIXES if (name, p) in _DECLARED)
-
-
-@functools.lru_cache(maxsize=16)
 def parse(text: str) -> dict:
     """The configuration string -> {kind: {key: value}} for each of PREFIXES; ValueError naming
     the item and what is allowed for an item without '=', an unknown prefix or key, a key its
     prefix does not read, or a value the key does not take. Later items override earlier ones."""
-    out = {k: {} for k in PREFIXES}
-    for item in filter(None, (s.strip() for s in text.replace(";", ",").split(","))):
-        if "=" not in item:
-            raise ValueError(f"{ENV}: expected key=value, got {item!r}")
-        name, value = (s.strip() for s in item.split("=", 1))
-        prefix = None
-        if "." in name:
-            prefix, name = name.split(".", 1)
-            if prefix not in PREFIXES:
-                raise ValueError(f"{ENV}: {item!r}: unknown prefix {prefix!r}; prefixes: {', '.join(PREFIXES)}")
-        if name not in _NAMES:
-            raise ValueError(f"{ENV}: {item!r}: unknown key {name!r}; keys: {', '.join(_NAMES)}")
-        if prefix is not None:
-            key = _DECLARED.get((name, prefix))
-            if key is None:
-                raise ValueError(f"{ENV}: {item!r}: {prefix}. kernels do not read {name}; it is valid as "
-                                 f"{_where(name)}")
-            v = _fits(key, value)
-            if v is None:
-                raise ValueError(f"{ENV}: {item!r}: {prefix}.{name} takes {key.allowed}, got {value!r}")
-            out[prefix][name] = v
-            continue
-        # No prefix: the float32 kinds that declare the key and take the value.
-        taken = {kind: _fits(_DECLARED[(name, kind)], value) for kind in UNPREFIXED if (name, kind) in _DECLARED}
-        taken = {kind: v for kind, v in taken.items() if v is not None}
-        if name == "path" and "fwd" in taken and "wgrad" not in taken:
-            taken["wgrad"] = "gemm"  # a float32 forward path: backward-weight keeps conv_wgrad.comp
-        if not taken:
-            raise ValueError(f"{ENV}: {item!r}: {name} takes {_where(name)}, got {value!r} (a key without a "
-                             f"prefix means {'. and '.join(UNPREFIXED)}.)")
-        for kind, v in taken.items():
-            out[kind][name] = v
-    return out
+    return TABLE.parse(text)

@@ -7,7 +7,7 @@ import pytest
 import vkbackend as vk
 from vkbackend import runtime
 from vkbackend.ops import layernorm as L
-from vkbackend.primitives import launch, reduce, scan
+from vkbackend.primitives import launch
 
 from tests.conftest import h200_like
 

@@ -2,7 +2,6 @@
 import subprocess
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import vkbackend as vk
@@ -32,7 +31,7 @@ def _run(spirv, push, shader=SHADER, words=8):
 def _limited(budget, outer, inner, tail):
     """What lavapipe's limiter leaves of the three loops: each iteration counts 1 at its end, each
     loop 1 more on its way out, and a loop ends once the count reaches the budget."""
-    left, a, b, c = budget, 0, 0, 0
+    left, a, b = budget, 0, 0
     for _ in range(outer):
         a += 1
         for _ in range(inner):

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from vkbackend import config as vk_config
+
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
 
@@ -25,7 +27,8 @@ pytestmark = pytest.mark.slow
 _FIRST_CONFIG = (os.environ.get("LP_NATIVE_VECTOR_WIDTH") == "128"
                  and not os.environ.get("VKBACKEND_LOOP_BUDGET")
                  and not os.environ.get("VKBACKEND_DISABLE_SUBGROUP"))
-if os.environ.get("VKBACKEND_TEST_WHEEL", "1" if _FIRST_CONFIG else "0") != "1":
+_WANTED = vk_config.get("VKBACKEND_TEST_WHEEL")
+if not (_FIRST_CONFIG if _WANTED is None else _WANTED):
     pytest.skip("the wheel is tested once per make test: LP_NATIVE_VECTOR_WIDTH=128 (or VKBACKEND_TEST_WHEEL=1)",
                 allow_module_level=True)
 

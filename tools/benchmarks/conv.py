@@ -39,8 +39,8 @@ def cases(quick: bool) -> list[dict]:
     shapes = list(SHAPES)[:2] if quick else list(SHAPES)
     out = [{"name": f"{s} {p}", "shape": s, "pass": p} for s in shapes for p in PASSES]
     out += [{"name": f"{s} {p} f16", "shape": s, "pass": p, "dtype": "float16"} for s in shapes for p in PASSES]
-    sweep = [c.strip() for c in os.environ.get("VKBACKEND_CONV_SWEEP", "").split(";") if c.strip()]
-    for cfg in sweep:
+    from vkbackend import config  # the registry checks the variables (ValueError naming them)
+    for cfg in config.get("VKBACKEND_CONV_SWEEP"):
         # f16.* and wgrad16.* keys tune the float16 kernels: those configs run the float16 cases only.
         kinds = ("float16",) if cfg.startswith(("f16.", "wgrad16.")) else ("float32",)
         out += [{"name": f"{s} {p}{' f16' if d == 'float16' else ''} [{cfg}]", "shape": s, "pass": p,

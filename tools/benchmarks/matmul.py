@@ -24,9 +24,9 @@ _REPEATS = {1024: 100, 2048: 40, 4096: 15, 8192: 5}
 def cases(quick: bool) -> list[dict]:
     sizes = [1024, 4096] if quick else [1024, 2048, 4096, 8192]
     out = [{"name": f"sgemm_{n}", "n": n, "dtype": "float32"} for n in sizes]
-    sweep = [c.strip() for c in os.environ.get("VKBACKEND_MATMUL_SWEEP", "").split(";") if c.strip()]
-    n = int(os.environ.get("VKBACKEND_MATMUL_SWEEP_N", 4096))
-    for cfg in sweep:
+    from vkbackend import config  # the registry checks the variables (ValueError naming them)
+    n = config.get("VKBACKEND_MATMUL_SWEEP_N") or 4096
+    for cfg in config.get("VKBACKEND_MATMUL_SWEEP"):
         out.append({"name": f"sgemm_{n}_cfg_{cfg.replace('/', '_')}", "n": n, "dtype": "float32", "config": cfg})
     return out
 

@@ -36,9 +36,10 @@ def cases(quick: bool) -> list[dict]:
     out = [{"name": f"qr_{n}", "batch": 1, "n": n, "mode": "reduced"} for n in sizes]
     out.append({"name": "qr_r_2000", "batch": 1, "n": 2000, "mode": "r"})
     out.append({"name": "qr_batched_256x64x64", "batch": 256, "n": 64, "mode": "reduced"})
-    default_sweep = "" if quick else "nb_max=16;nb_max=8;target_groups=264;unroll_k=0"
-    sweep = [s.strip() for s in os.environ.get("VKBACKEND_QR_SWEEP", default_sweep).split(";") if s.strip()]
-    n = int(os.environ.get("VKBACKEND_QR_SWEEP_N", 2000))
+    from vkbackend import config  # the registry checks the variables (ValueError naming them)
+    default_sweep = () if quick else ("nb_max=16", "nb_max=8", "target_groups=264", "unroll_k=0")
+    sweep = config.get("VKBACKEND_QR_SWEEP") or default_sweep
+    n = config.get("VKBACKEND_QR_SWEEP_N") or 2000
     for s in sweep:
         tune = dict(kv.split("=", 1) for kv in s.split(","))
         out.append({"name": f"qr_{n}_" + "_".join(f"{k}{v}" for k, v in tune.items()),

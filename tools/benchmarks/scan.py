@@ -9,8 +9,6 @@ that should stay near 0; if not, raise Tuning.spin.
 """
 from __future__ import annotations
 
-import os
-
 from benchmarks.common import gbps, poisoned, time_torch, time_vk
 
 NAME = "scan"
@@ -42,8 +40,8 @@ def cases(quick: bool) -> list:
         out.append({"name": f"cumsum f32 {_label(n)}", "size": n, "algorithm": "decoupled"})
         out.append({"name": f"cumsum f32 {_label(n)} reduce_then_scan", "n": n,
                     "algorithm": "reduce_then_scan"})
-    extra = [dict(_tunable(kv) for kv in cfg.split(",") if kv.strip())
-             for cfg in os.environ.get("VKBACKEND_SCAN_SWEEP", "").split(";") if cfg.strip()]
+    from vkbackend import config  # the registry checks the variables (ValueError naming them)
+    extra = [dict(_tunable(kv) for kv in cfg.split(",") if kv.strip()) for cfg in config.get("VKBACKEND_SCAN_SWEEP")]
     if not quick or extra:
         for t in (_TUNE if not quick else []) + extra:
             label = " ".join(f"{k}={v}" for k, v in t.items())

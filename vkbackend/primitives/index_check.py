@@ -15,11 +15,9 @@ checked on the host before any GPU work.
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
-from .. import dtypes, runtime
+from .. import config, dtypes, runtime
 from ..array import Array
 from .operands import Plan
 
@@ -32,7 +30,7 @@ _PUSH_WORDS = 10          # the shader's push block at RANK 1 (the value pass re
 def wanted(check_indices, name: str) -> bool:
     """Whether an op checks its device indices: the argument, else (None) the environment."""
     if check_indices is None:
-        return os.environ.get(ENV, "").strip() not in ("", "0")
+        return config.get(ENV)
     if not isinstance(check_indices, (bool, np.bool_)):
         raise TypeError(f"{name}: check_indices must be True, False or None (None: {ENV}), "
                         f"got {check_indices!r}")

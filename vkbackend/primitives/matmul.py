@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import math
 import numbers
-import os
 import re
 from dataclasses import dataclass
 
 import numpy as np
 
-from .. import dtypes, runtime
+from .. import config as registry, dtypes, runtime  # registry: `config` names tile arguments here
 from ..array import Array
 from . import launch
 from .recipes import recipe
@@ -90,18 +89,30 @@ _CONFIG_RE = re.compile(r"^\s*(\d+)x(\d+)x(\d+)\s*/\s*(\d+)x(\d+)\s*(?:/\s*(\d+)
 
 def parse_config(text: str) -> TileConfig:
     """"BMxBNxBK/TMxTN", optionally "/WX" or "/WXxWY" (the thread block: WX along N, WY along M)."""
+    try:
+        return _parse_config(text)
+    except ValueError as e:
+        raise ValueError(f"matmul config {text!r}: {e}") from None
+
+
+def env_parse(text: str) -> TileConfig | None:
+    """VKBACKEND_MATMUL_CONFIG's parser (vkbackend/config.py): None for "auto"."""
+    return None if text == "auto" else _parse_config(text)
+
+
+def _parse_config(text: str) -> TileConfig:
     if text.strip() in CONFIGS:
         return CONFIGS[text.strip()]
     m = _CONFIG_RE.match(text)
     if not m:
-        raise ValueError(f"matmul config {text!r}: expected 'BMxBNxBK/TMxTN[/WXxWY]' or one of {sorted(CONFIGS)}")
+        raise ValueError(f"expected 'BMxBNxBK/TMxTN[/WXxWY]' or one of {sorted(CONFIGS)}")
     bm, bn, bk, tm, tn = (int(g) for g in m.groups()[:5])
     wx = int(m.group(6)) if m.group(6) else 8
     wy = int(m.group(7)) if m.group(7) else 32 // wx if 32 % wx == 0 else 1
     cfg = TileConfig(bm, bn, bk, tm, tn, wx, wx * wy)
     bad = cfg.problems()
     if bad:
-        raise ValueError(f"matmul config {text!r}: {'; '.join(bad)}")
+        raise ValueError("; ".join(bad))
     return cfg
 
 
@@ -125,16 +136,13 @@ def _fits(cfg: TileConfig, dev) -> bool:
 
 def env_config(dev) -> TileConfig | None:
     """VKBACKEND_MATMUL_CONFIG, checked against `dev` (ValueError), or None when unset / "auto"."""
-    env = os.environ.get("VKBACKEND_MATMUL_CONFIG", "").strip()
-    if not env or env == "auto":
+    cfg = registry.get("VKBACKEND_MATMUL_CONFIG")
+    if cfg is None:
         return None
-    try:
-        cfg = parse_config(env)
-    except ValueError as e:
-        raise ValueError(f"VKBACKEND_MATMUL_CONFIG: {e}") from None
     bad = cfg.problems(dev)
     if bad:
-        raise ValueError(f"VKBACKEND_MATMUL_CONFIG={env!r} does not fit {dev.name}: {'; '.join(bad)}")
+        raise ValueError(f"VKBACKEND_MATMUL_CONFIG={registry.raw('VKBACKEND_MATMUL_CONFIG')!r} does not fit "
+                         f"{dev.name}: {'; '.join(bad)}")
     return cfg
 
 
@@ -144,7 +152,7 @@ def choose_config(dev, m: int, n: int, batch: int = 1) -> TileConfig:
     cfg = env_config(dev)
     if cfg is not None:
         return cfg
-    min_tiles = int(os.environ.get("VKBACKEND_MATMUL_MIN_TILES", MIN_TILES))
+    min_tiles = registry.get("VKBACKEND_MATMUL_MIN_TILES") or MIN_TILES
     big_device = dev.subgroup_size >= 32 and not dev.is_software
     # H100 at 4096^2: large_bk8 37.0, large 32.5, medium 18.1 TFLOP/s (tools/bench.py sweep)
     order = ["large_bk8", "medium", "small"] if big_device else ["large_bk8", "small"]
@@ -211,7 +219,8 @@ def record_gemm(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda: in
     groups, trips = _grid(dev, cfg, m, n, batch)
     tiles_x, tiles_y = -(-n // cfg.bn), -(-m // cfg.bm)
     exact = groups[0] == tiles_x and groups[1] == tiles_y
-    swizzle = int(os.environ.get("VKBACKEND_MATMUL_GROUP", 8))
+    swizzle = registry.get("VKBACKEND_MATMUL_GROUP")
+    swizzle = 8 if swizzle is None else swizzle
     group = swizzle if exact and tiles_y > swizzle > 0 else 0
     slices = _k_slices(k, cfg.bk, trips, m, n, batch)
     for k0, kl in slices:

@@ -16,6 +16,8 @@ import warnings
 import zipfile
 from pathlib import Path
 
+from .. import config
+
 _PKG = Path(__file__).resolve().parent.parent  # vkbackend/
 # Installed, the shaders are package data (vkbackend/shaders); in a checkout they sit beside vkbackend/.
 SHADER_DIR = _PKG / "shaders" if (_PKG / "shaders").is_dir() else _PKG.parent / "shaders"
@@ -33,7 +35,7 @@ class CompileError(RuntimeError):
 
 
 def cache_dir() -> Path:
-    root = os.environ.get("VKBACKEND_CACHE_DIR") or os.path.join(
+    root = config.get("VKBACKEND_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "vkbackend")
     return Path(root) / "spirv"
 
@@ -186,7 +188,7 @@ def compile_shader(shader: str, defines: dict | None = None) -> bytes:
     if key in _memory:
         stats["memory_hits"] += 1
         return _memory[key]
-    if os.environ.get("VKBACKEND_RECORD_VARIANTS"):
+    if config.get("VKBACKEND_RECORD_VARIANTS"):
         _record(path, defines)
     spirv = shipped(key)
     if spirv is not None:
@@ -221,7 +223,7 @@ def _record(path: Path, defines: dict) -> None:
     if not path.is_relative_to(SHADER_DIR):
         return
     line = variant_line(str(path.relative_to(SHADER_DIR)), defines)
-    target = os.environ["VKBACKEND_RECORD_VARIANTS"]
+    target = config.get("VKBACKEND_RECORD_VARIANTS")
     with _record_lock:
         if target not in _recorded:
             try:
@@ -266,8 +268,8 @@ def _store(cached: Path, spirv: bytes) -> None:
         if cached.parent in _unwritable:
             return
         _unwritable.add(cached.parent)
-        source = ("VKBACKEND_CACHE_DIR=" + repr(os.environ["VKBACKEND_CACHE_DIR"])
-                  if os.environ.get("VKBACKEND_CACHE_DIR") else "the default cache location")
+        source = ("VKBACKEND_CACHE_DIR=" + repr(config.get("VKBACKEND_CACHE_DIR"))
+                  if config.get("VKBACKEND_CACHE_DIR") else "the default cache location")
         warnings.warn(f"vkbackend: cannot write the SPIR-V disk cache at {cached.parent} (from "
                       f"{source}): {e}; compiling without the disk cache. Set VKBACKEND_CACHE_DIR to a "
                       "writable directory to keep compiled shaders between runs", RuntimeWarning, stacklevel=3)
