@@ -4,8 +4,6 @@ Operations record into a command sequence and run when the host needs data (`.nu
 `np.asarray`, `vk.synchronize()`), one submit for all of them.
 """
 
-import os as _os
-
 from . import runtime as _runtime
 from .array import Array
 from .runtime.compiler import CompileError
@@ -33,19 +31,40 @@ from .primitives.layout import *  # noqa: F401,F403
 from .primitives.indexing import *  # noqa: F401,F403
 from .primitives.scatter import *  # noqa: F401,F403
 from .primitives.compaction import *  # noqa: F401,F403
+from .primitives.sort import *  # noqa: F401,F403
 from .primitives.matmul import *  # noqa: F401,F403
+from .primitives.products import *  # noqa: F401,F403  (tensordot, vecdot)
+from .primitives.realparts import *  # noqa: F401,F403  (conj, real, imag of real arrays)
 from .interop import from_dlpack  # noqa: F401
 from .primitives.manipulation import *  # noqa: F401,F403
 from .primitives.construct import *  # noqa: F401,F403
 from .array_api import *  # noqa: F401,F403  (version, constants, bool, info, dtype functions)
+from . import array_methods as _array_methods  # noqa: F401  (vk.Array's operators: x + y, x[k], x.sum())
 
-# ops/ sits at the top of a checkout; installed, it is the subpackage vkbackend/ops.
-if not _os.path.isdir(_os.path.join(__path__[0], "ops")):
-    __path__.append(_os.path.join(_os.path.dirname(__path__[0])))
 
+def _checkout_ops() -> None:
+    """vkbackend.ops is ops/ at the top of the tree, mapped into the package by setup.py's
+    package_dir: installed it is vkbackend/ops, and in a checkout the editable install's finder
+    (`make setup`) maps it. A checkout run with no install (PYTHONPATH=., as on the GPU machine)
+    gets that one mapping here; nothing else of the tree joins the package."""
+    import importlib.util
+    import os
+    import sys
+    name = f"{__name__}.ops"
+    ops = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "ops")
+    if importlib.util.find_spec(name) is not None or not os.path.isfile(os.path.join(ops, "__init__.py")):
+        return  # found, or not there (the import below names it)
+    spec = importlib.util.spec_from_file_location(name, os.path.join(ops, "__init__.py"),
+                                                  submodule_search_locations=[ops])
+    sys.modules[name] = module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    setattr(sys.modules[__name__], "ops", module)  # as the import system binds a subpackage
+
+
+_checkout_ops()
 from .ops.layernorm import *  # noqa: E402,F401,F403
 from .ops.conv import *  # noqa: E402,F401,F403
-from . import linalg  # noqa: E402  (vk.linalg.qr and friends)
+from . import linalg  # noqa: E402,F401  (vk.linalg.qr and friends)
 
 __version__ = "0.1.0"
 

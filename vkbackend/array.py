@@ -15,13 +15,14 @@ class Storage:
     """Owns one pooled buffer; views share it, and it goes back to the pool with the last one."""
     __slots__ = ("buffer", "_rt")
 
-    def __init__(self, words: int):
+    def __init__(self, words: int, upload: bool = False):
+        """upload=True: the host writes all of it at once (Stream.upload), so it is not poisoned."""
         rt = runtime.get()
         self.buffer = rt.pool.acquire(words)
         self._rt = rt  # set only once there is a buffer to give back
         if rt.stream.capture is not None:  # an op being planned (primitives/recipes.py)
             rt.stream.capture.allocated(self)
-        if self._rt.poison:
+        if self._rt.poison and not upload:
             rt.stream.fill(self.buffer, POISON)
 
     def __del__(self):
@@ -110,24 +111,6 @@ class Array:
         a = self.numpy()
         return a if dtype is None else a.astype(dtype, copy=False)
 
-    # numpy functions and ufuncs run on the device or raise TypeError (vkbackend/interop.py)
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        from . import interop
-        return interop.array_ufunc(ufunc, method, *inputs, **kwargs)
-
-    def __array_function__(self, func, types, args, kwargs):
-        from . import interop
-        return interop.array_function(func, types, args, kwargs)
-
-    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        """A DLPack capsule of a host copy (vk.Array exports only to the host; see interop.py)."""
-        from . import interop
-        return interop.dlpack(self, stream, max_version, dl_device, copy)
-
-    def __dlpack_device__(self) -> tuple:
-        from . import interop
-        return interop.dlpack_device(self)
-
     def tolist(self):
         return self.numpy().tolist()
 
@@ -147,6 +130,13 @@ class Array:
             raise TypeError(f"only 0-dimensional arrays can be converted to Python scalars: int() of an "
                             f"array of shape {self.shape} (index it or use .item())")
         return int(self.item())
+
+    def __complex__(self):
+        """complex(x) of a 0-d array (the standard's conversion; vkbackend has no complex dtype)."""
+        if self.ndim:
+            raise TypeError(f"only 0-dimensional arrays can be converted to Python scalars: complex() of an "
+                            f"array of shape {self.shape} (index it or use .item())")
+        return complex(self.item())
 
     def __bool__(self):
         if self.size != 1:
@@ -176,138 +166,17 @@ class Array:
 
     flatten = ravel
 
-    def __getitem__(self, key):
-        """Integers and unit-step slices on leading axes are views (handled here, the hot path);
-        masks, integer arrays, stepped slices and the rest go to primitives/getitem.py."""
-        from .primitives.getitem import getitem
-        original = key
-        if not isinstance(key, tuple):
-            key = (key,)
-        if len(key) > self.ndim:
-            return getitem(self, original)
-        view = self
-        for pos, k in enumerate(key):
-            n = view.shape[0]
-            inner = math.prod(view.shape[1:])
-            if isinstance(k, (numbers.Integral, np.integer)) and not isinstance(k, (bool, np.bool_)):
-                i = operator.index(k)
-                if not -n <= i < n:
-                    raise IndexError(f"index {i} is out of bounds for axis {pos} with size {n}")
-                view = Array(view._storage, view.shape[1:], view.dtype, view.offset + (i % n) * inner)
-            elif isinstance(k, slice):
-                start, stop, step = k.indices(n)
-                if step != 1 or pos != len(key) - 1:
-                    return getitem(self, original)
-                count = max(0, stop - start)
-                view = Array(view._storage, (count,) + view.shape[1:], view.dtype, view.offset + start * inner)
-            else:
-                return getitem(self, original)
-        return view
-
-    def astype(self, dtype) -> "Array":
-        from .primitives import elementwise
-        return elementwise.astype(self, dtype)
-
-    def copy(self) -> "Array":
-        return self.astype(self.dtype)
-
-    # -- operators --------------------------------------------------------------------------
-    def _binary(name, reflected=False):
-        fn = []  # the elementwise function, looked up on first use (primitives import this module)
-
-        def method(self, other):
-            if other is None and name in ("equal", "not_equal"):
-                pass  # numpy: elementwise, nothing equals None
-            elif not isinstance(other, (Array, numbers.Number, np.ndarray, np.generic, list, tuple)):
-                return NotImplemented
-            if not fn:
-                from .primitives import elementwise
-                fn.append(getattr(elementwise, name))
-            return fn[0](other, self) if reflected else fn[0](self, other)
-        method.__name__ = f"__{'r' if reflected else ''}{name}__"
-        return method
-
-    __add__ = _binary("add")
-    __radd__ = _binary("add", True)
-    __sub__ = _binary("subtract")
-    __rsub__ = _binary("subtract", True)
-    __mul__ = _binary("multiply")
-    __rmul__ = _binary("multiply", True)
-    __truediv__ = _binary("divide")
-    __rtruediv__ = _binary("divide", True)
-    __eq__ = _binary("equal")
-    __ne__ = _binary("not_equal")
-    __lt__ = _binary("less")
-    __le__ = _binary("less_equal")
-    __gt__ = _binary("greater")
-    __ge__ = _binary("greater_equal")
-    del _binary
-    __hash__ = None
-
-    def __matmul__(self, other):
-        from .primitives import matmul as _mm
-        return _mm.matmul(self, other)
-
-    def __rmatmul__(self, other):
-        from .primitives import matmul as _mm
-        return _mm.matmul(other, self)
-
-    @property
-    def T(self) -> "Array":
-        from .primitives.layout import transpose
-        return transpose(self)
-
-    def _reduction(name):
-        def method(self, *args, **kwargs):
-            from .primitives import reduce
-            return getattr(reduce, name)(self, *args, **kwargs)
-        method.__name__ = name
-        method.__doc__ = f"numpy.ndarray.{name}: see vk.{name}."
-        return method
-
-    sum, prod, mean = _reduction("sum"), _reduction("prod"), _reduction("mean")
-    max, min, argmax, argmin = _reduction("max"), _reduction("min"), _reduction("argmax"), _reduction("argmin")
-    var, std, all, any = _reduction("var"), _reduction("std"), _reduction("all"), _reduction("any")
-    del _reduction
-
-    def __neg__(self):
-        from .primitives import elementwise
-        return elementwise.negative(self)
+    # -- operators and methods that compute: attached by vkbackend/array_methods.py ---------
+    # (x + y, x[k], x.T, x.sum(), ...; this module imports no operation)
+    __hash__ = None  # the == operator is elementwise
 
     def __pos__(self):
         return self
-
-    def __abs__(self):
-        from .primitives import elementwise
-        return elementwise.absolute(self)
-
-    # -- the array API standard (vkbackend/array_api.py) ------------------------------------
-    def __array_namespace__(self, /, *, api_version=None):
-        """The namespace of this array's functions: vkbackend (the 2024.12 standard)."""
-        import vkbackend
-        from .array_api import namespace_version
-        namespace_version(api_version)
-        return vkbackend
 
     @property
     def device(self):
         """The device the array lives on: vk.device()."""
         return runtime.get().device
-
-    def to_device(self, device, /, *, stream=None) -> "Array":
-        """The array on `device`: itself, since vk.device() is the one device arrays live on
-        (np.asarray(x) or x.numpy() bring it to the host)."""
-        from .primitives.creation import check_device
-        if stream is not None:
-            raise ValueError(f"to_device: stream must be None (work is ordered on one queue), got {stream!r}")
-        check_device(device, "to_device")
-        return self
-
-    @property
-    def mT(self) -> "Array":
-        """The stack of matrices transposed: the last two axes swapped (vk.matrix_transpose)."""
-        from .primitives.manipulation import matrix_transpose
-        return matrix_transpose(self)
 
     def __index__(self) -> int:
         """A 0-d integer array as a Python int (slice bounds, range(), operator.index)."""
@@ -315,64 +184,3 @@ class Array:
             raise TypeError(f"only 0-d integer arrays can be used as an index, got a {self.dtype} array "
                             f"of shape {self.shape}")
         return int(self.item())
-
-    def __setitem__(self, key, value) -> None:
-        """self[key] = value, written into this array's buffer (its views see it): basic keys
-        (ints, slices, Ellipsis, None) with broadcast values, a leading boolean mask with values
-        for its trailing dims, one integer array (see vkbackend/primitives/setitem.py)."""
-        from .primitives.setitem import setitem
-        setitem(self, key, value)
-
-    def _inplace(op, symbol):
-        def method(self, other):
-            from .primitives.setitem import inplace
-            return inplace(self, op, other, symbol)
-        method.__name__ = f"__i{op}__"
-        method.__doc__ = f"self {symbol}= other, written into this array's buffer (its views see it)."
-        return method
-
-    __iadd__ = _inplace("add", "+")
-    __isub__ = _inplace("subtract", "-")
-    __imul__ = _inplace("multiply", "*")
-    __itruediv__ = _inplace("divide", "/")
-    __ifloordiv__ = _inplace("floor_divide", "//")
-    __imod__ = _inplace("remainder", "%")
-    __ipow__ = _inplace("pow", "**")
-    __imatmul__ = _inplace("matmul", "@")
-    __iand__ = _inplace("bitwise_and", "&")
-    __ior__ = _inplace("bitwise_or", "|")
-    __ixor__ = _inplace("bitwise_xor", "^")
-    __ilshift__ = _inplace("bitwise_left_shift", "<<")
-    __irshift__ = _inplace("bitwise_right_shift", ">>")
-    del _inplace
-
-    # The standard's other operators, on vkbackend's functions of those names (looked up at each
-    # call: primitives/elementwise.py defines them); NotImplemented where there is none.
-    def _operator(name, reflected=False):
-        def method(self, other):
-            if not isinstance(other, (Array, numbers.Number, np.ndarray, np.generic, list, tuple)):
-                return NotImplemented
-            import vkbackend
-            fn = getattr(vkbackend, name, None)
-            if fn is None:
-                return NotImplemented
-            return fn(other, self) if reflected else fn(self, other)
-        method.__name__ = name
-        return method
-
-    __and__, __rand__ = _operator("bitwise_and"), _operator("bitwise_and", True)
-    __or__, __ror__ = _operator("bitwise_or"), _operator("bitwise_or", True)
-    __xor__, __rxor__ = _operator("bitwise_xor"), _operator("bitwise_xor", True)
-    __lshift__, __rlshift__ = _operator("bitwise_left_shift"), _operator("bitwise_left_shift", True)
-    __rshift__, __rrshift__ = _operator("bitwise_right_shift"), _operator("bitwise_right_shift", True)
-    __pow__, __rpow__ = _operator("pow"), _operator("pow", True)
-    __mod__, __rmod__ = _operator("remainder"), _operator("remainder", True)
-    __floordiv__, __rfloordiv__ = _operator("floor_divide"), _operator("floor_divide", True)
-    del _operator
-
-    def __invert__(self):
-        import vkbackend
-        fn = getattr(vkbackend, "bitwise_invert", None)
-        if fn is None:
-            raise TypeError(f"bad operand type for unary ~: vk.Array of {self.dtype}")
-        return fn(self)

@@ -37,14 +37,29 @@ class Plan:
         return text + (f" splits={self.splits}" if self.splits > 1 else "")
 
 
-def device_key(dev) -> tuple:
-    """What the planners read of a device (the plans' cache key): (name, is_software, shared
-    memory bytes, invocations per workgroup, grid limits, subgroup size, minimum subgroup size)."""
-    return (dev.name, dev.is_software, dev.max_shared_memory, dev.max_workgroup_invocations,
-            tuple(dev.max_workgroup_count), dev.subgroup_size, dev.min_subgroup_size)
+@dataclass(frozen=True)
+class DeviceKey:
+    """What the planners read of a device, and the plans' cache key (hashable): device_key
+    builds it from the open device, tests write one for a device they plan for."""
+    name: str
+    software: bool          # lavapipe: small tiles, loops not unrolled
+    max_shared: int         # shared memory bytes per workgroup
+    max_invocations: int    # invocations per workgroup
+    max_count: tuple        # workgroups per dispatch, (x, y, z)
+    subgroup_size: int
+    min_subgroup_size: int
+    multiprocessors: int    # what tuning.py fills with waves of workgroups (Device.multiprocessors)
 
 
-def coopmat_key(dev) -> tuple | None:
+def device_key(dev) -> DeviceKey:
+    """The planners' view of the Device `dev`: the one place that reads it."""
+    return DeviceKey(name=dev.name, software=dev.is_software, max_shared=dev.max_shared_memory,
+                     max_invocations=dev.max_workgroup_invocations, max_count=tuple(dev.max_workgroup_count),
+                     subgroup_size=dev.subgroup_size, min_subgroup_size=dev.min_subgroup_size,
+                     multiprocessors=dev.multiprocessors)
+
+
+def coopmat_key(dev) -> DeviceKey | None:
     """The device key for the cooperative-matrix kernels, or None where they cannot run: they
     need 16 x 16 x 16 float16 products accumulating in float32, 16-bit storage, float16
     arithmetic, the memory model, and a fixed subgroup size (workgroups are counted in subgroups)."""

@@ -18,6 +18,7 @@ import math
 
 from ... import runtime
 from ...primitives.launch import LoopBudgetError, groups_for, loop_budget, workgroup_size
+from .kernels import DeviceKey
 
 
 def loop(trips: int, *body: tuple, counted: bool = True) -> tuple:
@@ -136,16 +137,16 @@ def sum_fanin(budget, n: int, wg: int) -> int | None:
     return fanin
 
 
-def check_grid(budget, what: str, splits: int, z: int, out_size: int, devkey: tuple) -> None:
+def check_grid(budget, what: str, splits: int, z: int, out_size: int, devkey: DeviceKey) -> None:
     """The dispatch and index limits of a split-K plan: z x splits workgroups along z, splits x
     out_size partial sums within 32-bit indices (nothing to check where nothing was split)."""
     if budget is None or splits == 1:
         return
-    if z * splits > devkey[4][2] or splits * out_size >= 2 ** 31:
+    if z * splits > devkey.max_count[2] or splits * out_size >= 2 ** 31:
         raise LoopBudgetError(f"conv {what}: the loop budget needs {splits} splits of the reduction, past the "
-                              f"device's dispatch limit ({z} x {splits} > {devkey[4][2]}) or 32-bit indices "
+                              f"device's dispatch limit ({z} x {splits} > {devkey.max_count[2]}) or 32-bit indices "
                               f"({splits} x {out_size} partial sums)")
-    sum_fanin(budget, out_size, 64 if devkey[1] else 256)
+    sum_fanin(budget, out_size, 64 if devkey.software else 256)
 
 
 def grid_x(tiles: int, largest: int, cfg: dict, budget, cost) -> int:

@@ -14,25 +14,26 @@ from __future__ import annotations
 import functools
 
 from . import config, geometry as G, loops as L, tuning
-from .kernels import COOPMAT, PACKED, WGRAD16, WGRAD16_GATHER, Plan
+from .kernels import COOPMAT, PACKED, WGRAD16, WGRAD16_GATHER, DeviceKey, Plan
 from ...primitives.launch import LoopBudgetError
 
 
-def packing_fits(geom, devkey: tuple) -> bool:
+def packing_fits(geom, devkey: DeviceKey) -> bool:
     """conv_pack.comp's PACK_X grid (positions / 64, groups x channel tiles, batch) within the
     device's dispatch limits, for x and for the cotangent."""
-    max_count = devkey[4]
+    max_count = devkey.max_count
     return geom.n <= max_count[2] and geom.groups * -(-max(geom.cig, geom.cog) // 64) <= max_count[1]
 
 
 @functools.lru_cache(maxsize=256)
-def plan_coopmat(geom, has_bias: bool, devkey: tuple, cfg_raw: str, budget=None) -> Plan | None:
+def plan_coopmat(geom, has_bias: bool, devkey: DeviceKey, cfg_raw: str, budget=None) -> Plan | None:
     """float16 forward: conv_coopmat_packed.comp where packing pays (tuning.packing_pays), else
     conv_coopmat.comp with conv_gemm.comp's gathers (the table too). BM x BN tiles (BN the power
     of two >= the group's output channels, 16 to 64, to 128 when packed), 8 subgroups. None
     where its reduction would pass the loop budget (conv_gemm.comp on the halves then)."""
     cfg = config.parse(cfg_raw)["f16"]
-    _, _, max_shared, max_inv, max_count, sgs, _ = devkey
+    max_shared, max_inv, max_count = devkey.max_shared, devkey.max_invocations, devkey.max_count
+    sgs = devkey.subgroup_size
     nph, rows, kp = G.phase_extents(geom, cfg, max_count)
     packs = tuning.packing_pays(kp, geom.cig)
     packed = cfg.get("path", "packed" if packs else "coopmat") == "packed" and packing_fits(geom, devkey)
@@ -40,7 +41,8 @@ def plan_coopmat(geom, has_bias: bool, devkey: tuple, cfg_raw: str, budget=None)
     bk = cfg.get("BK", tuning.COOPMAT_BK["packed" if packed else "gather"])
     sgn = cfg.get("SGN", max(1, min(4, bn // 32)))
     sgm = cfg.get("SGM", max(1, 8 // sgn))
-    bm = cfg.get("BM", tuning.balanced_rows(rows, -(-geom.cog // bn) * geom.groups * nph, sgm) if packed
+    bm = cfg.get("BM", tuning.balanced_rows(rows, -(-geom.cog // bn) * geom.groups * nph, sgm,
+                                            devkey.multiprocessors) if packed
                  else tuning.COOPMAT_BM)
     nt = sgm * sgn * sgs
     gather, table_n = (None, 0) if packed else G.gather(geom, cfg, nph, kp, bk)
@@ -84,7 +86,7 @@ def plan_coopmat(geom, has_bias: bool, devkey: tuple, cfg_raw: str, budget=None)
 
 
 @functools.lru_cache(maxsize=256)
-def plan_wgrad_coopmat(geom, devkey: tuple, cfg_raw: str, budget=None) -> Plan | None:
+def plan_wgrad_coopmat(geom, devkey: DeviceKey, cfg_raw: str, budget=None) -> Plan | None:
     """float16 backward-weight: conv_coopmat_wgrad.comp where both channel counts pad well, else
     conv_coopmat_wgrad_gather.comp (plan_wgrad_gather), or None where conv_wgrad.comp runs
     instead (no cooperative matrices, wgrad16.path=cast, limits). Tiles of BM output x BN input
@@ -99,7 +101,8 @@ def plan_wgrad_coopmat(geom, devkey: tuple, cfg_raw: str, budget=None) -> Plan |
         return plan_wgrad_gather(geom, devkey, cfg, budget)
     if not packing_fits(geom, devkey) or (budget is not None and L.PACK_COST > budget):
         return None  # (it packs x and the cotangent, both by the tiled transpose)
-    _, _, max_shared, max_inv, max_count, sgs, _ = devkey
+    max_shared, max_inv, max_count = devkey.max_shared, devkey.max_invocations, devkey.max_count
+    sgs = devkey.subgroup_size
     width = lambda c: min(128, max(16, 1 << (c - 1).bit_length()))  # noqa: E731
     bm, bn = cfg.get("BM", width(geom.cog)), cfg.get("BN", width(geom.cig))
     bk = cfg.get("BK", tuning.WGRAD16_BK)
@@ -115,7 +118,7 @@ def plan_wgrad_coopmat(geom, devkey: tuple, cfg_raw: str, budget=None) -> Plan |
                          f"{max_shared} bytes of shared memory (this needs {nt} and {shared})")
     tiles = -(-geom.cog // bm) * -(-geom.cig // bn)
     nsteps = max(1, -(-geom.rows // bk))
-    default = tuning.wgrad16_splits(tiles * geom.kp * geom.groups, nsteps)
+    default = tuning.wgrad16_splits(tiles * geom.kp * geom.groups, nsteps, devkey.multiprocessors)
     # counted: the steps and the epilogue's scratch loops (256 / SGS per fragment)
     epilogue = (bm // sgm // 16) * (bn // sgn // 16) * L.total(L.loop(-(-256 // sgs)))
     try:
@@ -132,13 +135,14 @@ def plan_wgrad_coopmat(geom, devkey: tuple, cfg_raw: str, budget=None) -> Plan |
                 splits, geom.flops())
 
 
-def plan_wgrad_gather(geom, devkey: tuple, cfg: dict, budget=None) -> Plan | None:
+def plan_wgrad_gather(geom, devkey: DeviceKey, cfg: dict, budget=None) -> Plan | None:
     """conv_coopmat_wgrad_gather.comp: float16 backward-weight for channel counts that pad badly
     (a first layer's 3; its 49 taps would also re-read the cotangent 49 times), all (channel,
     tap) columns of a group in one tile, x gathered in place; None (the float32 kernels) below
     tuning.COOPMAT_MIN_COG output channels or where the columns' tiles do not fit shared memory.
     The rows split about two workgroups per multiprocessor."""
-    _, _, max_shared, max_inv, max_count, sgs, _ = devkey
+    max_shared, max_inv, max_count = devkey.max_shared, devkey.max_invocations, devkey.max_count
+    sgs = devkey.subgroup_size
     pf = -(-geom.ktot // 16)
     bk = cfg.get("BK", tuning.WGRAD16_GATHER_BK)
     nt = 8 * sgs
@@ -151,7 +155,7 @@ def plan_wgrad_gather(geom, devkey: tuple, cfg: dict, budget=None) -> Plan | Non
             or geom.groups > max_count[2]):
         return None
     nsteps = max(1, -(-geom.rows // bk))
-    default = tuning.wgrad16_splits(jt * geom.groups, nsteps)
+    default = tuning.wgrad16_splits(jt * geom.groups, nsteps, devkey.multiprocessors)
     try:  # counted: the column table's loop and the steps
         least, _ = L.split_k(budget, "float16 backward-weight", nsteps,
                              lambda steps: L.total(L.loop(-(-16 * pf // nt)), L.loop(steps)))

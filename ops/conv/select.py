@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from ... import runtime
 from . import config, loops, plan_f16, plan_f32, tuning, winograd
-from .kernels import GEMM, HALF_STORAGE, coopmat_key, device_key
+from .kernels import GEMM, HALF_STORAGE, DeviceKey, coopmat_key, device_key
 
 PASSES = ("forward", "wgrad", "bias")
 
@@ -69,7 +69,7 @@ def plan(kind: str, geom, has_bias: bool = False):
     raise ValueError(f"conv plan: unknown kind {kind!r}")
 
 
-def pointwise_matmul(geom, has_bias: bool, devkey: tuple, cfg_raw: str) -> bool:
+def pointwise_matmul(geom, has_bias: bool, devkey: DeviceKey, cfg_raw: str) -> bool:
     """Whether a float32 forward runs as a batched GEMM on primitives/matmul.comp: 1x1 kernels,
     stride 1, no padding or input dilation, one group, no bias (matmul.comp has no epilogue), the
     weight's channels along one unit stride; by default on hardware from tuning.POINTWISE_MIN_COG
@@ -77,9 +77,9 @@ def pointwise_matmul(geom, has_bias: bool, devkey: tuple, cfg_raw: str) -> bool:
     path = config.parse(cfg_raw)["fwd"].get("path")
     pointwise = (geom.k == (1, 1, 1) and geom.st == (1, 1, 1) and geom.id == (1, 1, 1) and geom.pl == (0, 0, 0)
                  and geom.so == geom.si and geom.groups == 1 and 1 in geom.wstrides[1:]
-                 and geom.n <= devkey[4][2] and not has_bias)
+                 and geom.n <= devkey.max_count[2] and not has_bias)
     if path is None:
-        return (pointwise and not devkey[1] and geom.cog >= tuning.POINTWISE_MIN_COG
+        return (pointwise and not devkey.software and geom.cog >= tuning.POINTWISE_MIN_COG
                 and math.prod(geom.so) >= tuning.POINTWISE_MIN_POSITIONS)
     return pointwise and path == "matmul"
 

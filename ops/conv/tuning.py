@@ -2,12 +2,12 @@
 measurements behind them: sweeps of tools/benchmarks/conv.py on an NVIDIA H100 80GB HBM3 (132
 multiprocessors, NVIDIA Vulkan driver 580.159.04), 2026-11-23 and 2026-11-24; the runs are in
 docs/bench/ and summarized in docs/conv.md. Software devices (lavapipe) take small tiles: each
-invocation runs as a SIMD lane, switched at every barrier.
+invocation runs as a SIMD lane, switched at every barrier. Grids are sized for the device's
+multiprocessors (kernels.DeviceKey.multiprocessors: 132 on the H100 and the H200).
 """
 from __future__ import annotations
 
-from ...runtime.devices import MULTIPROCESSORS_ESTIMATE
-from .kernels import shared_bytes
+from .kernels import DeviceKey, shared_bytes
 
 # -- float32, conv_gemm.comp and conv_wgrad.comp ---------------------------------------------------
 # Register blocks by tile (BM, BN) -> (TM, TN) and a rough relative efficiency per FMA (larger
@@ -26,7 +26,8 @@ CANDIDATES = [
 ]
 
 
-def default_tiles(kind: str, rows: int, cols: int, batches: int, red: int, devkey, transposed: bool = False) -> tuple:
+def default_tiles(kind: str, rows: int, cols: int, batches: int, red: int, devkey: DeviceKey,
+                  transposed: bool = False) -> tuple:
     """(BM, BN, BK, TM, TN) for a GEMM of rows x cols over `red` (per group), `batches` times.
 
     Forward with more than 32 columns on hardware: 128x64 tiles (8x4 blocks) won or tied almost
@@ -35,13 +36,13 @@ def default_tiles(kind: str, rows: int, cols: int, batches: int, red: int, devke
     refined by forward_bk once the gather is known). Otherwise the candidate with the least
     estimated time, (tiles per multiprocessor) x tile work / efficiency; backward-weight splits
     its reduction to fill the device, so there only the padding waste / efficiency counts."""
-    if devkey[1]:
+    if devkey.software:
         bn = 4
         while bn < min(cols, 32):
             bn *= 2
         return 32, bn, 8, 4, 4
     if kind == "fwd" and cols > 32:
-        if transposed and -(-rows // 128) * -(-cols // 64) * batches < 2 * MULTIPROCESSORS_ESTIMATE:
+        if transposed and -(-rows // 128) * -(-cols // 64) * batches < 2 * devkey.multiprocessors:
             return 64, 64, 16, 4, 4
         return 128, 64, 16, 8, 4
     best = None
@@ -52,21 +53,21 @@ def default_tiles(kind: str, rows: int, cols: int, batches: int, red: int, devke
             cost = -(-rows // bm) * bm * -(-cols // bn) * bn / eff
         else:
             tiles = -(-rows // bm) * -(-cols // bn) * batches
-            cost = -(-tiles // MULTIPROCESSORS_ESTIMATE) * bm * bn / eff
+            cost = -(-tiles // devkey.multiprocessors) * bm * bn / eff
         if best is None or cost < best[0]:
             best = (cost, bm, bn, tm, tn)
     _, bm, bn, tm, tn = best
     bk = 16 if red >= 64 else 8
-    while shared_bytes(kind, bm, bn, bk, 0) > devkey[2] and bk > 4:
+    while shared_bytes(kind, bm, bn, bk, 0) > devkey.max_shared and bk > 4:
         bk //= 2
     return bm, bn, bk, tm, tn
 
 
-def forward_bk(gather: str, red: int, tiles: int) -> int:
+def forward_bk(gather: str, red: int, tiles: int, multiprocessors: int) -> int:
     """BK of the 128x64 forward tiles on hardware: 16 paid only with the channel-chunked gather,
     a reduction over 256 and at least two waves of workgroups; 8 for the table and flat gathers
     (first layers), short reductions (1x1 with few channels) and few tiles."""
-    return 16 if gather == "uniform" and red > 256 and tiles >= 2 * MULTIPROCESSORS_ESTIMATE else 8
+    return 16 if gather == "uniform" and red > 256 and tiles >= 2 * multiprocessors else 8
 
 
 DIRECT_MAX_CHANNELS = 4   # conv_direct.comp where both channel counts per group are at most this
@@ -76,22 +77,22 @@ NARROW_MAX_COG = 8        # conv_gemm.comp's NARROW mode up to this many output 
 NARROW_CU = 8
 
 
-def narrow_rows(rows: int, wg: int, workgroups_per_row_tile: int) -> int:
+def narrow_rows(rows: int, wg: int, workgroups_per_row_tile: int, multiprocessors: int) -> int:
     """RT, rows per invocation of the narrow kernel on hardware: the most (each weight read from
     shared memory serves RT rows) that still gives a full wave of 256-invocation workgroups (8
     per multiprocessor)."""
     for cand in (4, 2):
-        if -(-rows // (cand * wg)) * workgroups_per_row_tile >= 8 * MULTIPROCESSORS_ESTIMATE * 256 // wg:
+        if -(-rows // (cand * wg)) * workgroups_per_row_tile >= 8 * multiprocessors * 256 // wg:
             return cand
     return 1
 
 
-def wgrad_splits(tiles: int, nsteps: int, software: bool) -> int:
+def wgrad_splits(tiles: int, nsteps: int, devkey: DeviceKey) -> int:
     """Default splits of conv_wgrad.comp's reduction: about 4 workgroups per multiprocessor,
     rounded down to whole waves of two per multiprocessor (rounding up left a nearly empty third
     wave: n8 c256 3x3, 36 tiles x 15 splits = 540 workgroups over 264 slots), each split at
     least 16 steps."""
-    target = 8 if software else 4 * MULTIPROCESSORS_ESTIMATE
+    target = 8 if devkey.software else 4 * devkey.multiprocessors
     return min(target // tiles, nsteps // 16, 256)
 
 
@@ -138,21 +139,21 @@ COOPMAT_BK = {"packed": 32, "gather": 16}
 COOPMAT_BM = 128
 
 
-def balanced_rows(rows: int, col_tiles: int, sgm: int) -> int:
+def balanced_rows(rows: int, col_tiles: int, sgm: int, multiprocessors: int) -> int:
     """BM for the packed kernel: 128, or 96 where that spreads the tiles more evenly over the
     multiprocessors (the time goes as the most row tiles one of them runs, times BM). H100,
     n8 c256 28x28 3x3: 98 tiles of 128 rows leave 34 of 132 idle; 132 tiles of 96 ran the
     forward at 116.5 TFLOP/s against 105.8, backward-input 113.7 against 101.3 (BM 64 87.6)."""
     def cost(bm):
-        return -(-(-(-rows // bm) * col_tiles) // MULTIPROCESSORS_ESTIMATE) * bm
+        return -(-(-(-rows // bm) * col_tiles) // multiprocessors) * bm
     return 96 if (96 % (16 * sgm) == 0 and cost(96) < cost(128)) else 128
 
 
-def wgrad16_splits(workgroups: int, nsteps: int) -> int:
+def wgrad16_splits(workgroups: int, nsteps: int, multiprocessors: int) -> int:
     """Default splits of the float16 backward-weight rows, `workgroups` per split: about two
     workgroups per multiprocessor, more cost more than they fill (H100, n8 c256 3x3: 7 splits 60
     TFLOP/s, 14 41; n32 c64: 29 splits 58, 64 44, 117 44), each at least 8 steps."""
-    return min(2 * MULTIPROCESSORS_ESTIMATE // workgroups, nsteps // 8, 256)
+    return min(2 * multiprocessors // workgroups, nsteps // 8, 256)
 
 
 # conv_coopmat_wgrad.comp's subgroups cover at least 32 x 32 (H100, n32 c64 3x3: 4 subgroups of
@@ -179,8 +180,8 @@ WINOGRAD_FORWARD_GEMM = "medium"
 WINOGRAD_NARROW_GEMM = ("small", 64)
 
 
-def winograd_splits(gemm_tiles: int, tiles: int) -> int:
+def winograd_splits(gemm_tiles: int, tiles: int, multiprocessors: int) -> int:
     """Default splits of Winograd's backward-weight sum over `tiles` tiles: about two GEMM
     workgroups per multiprocessor, each summing >= 64 tiles (H100, TILE 4: n8 c256 1 / 2 / 4
     splits 55.8 / 58.1 / 58.7 TFLOP/s; n32 c64 7 / 16 splits 42.6 / 35.9)."""
-    return max(1, min(round(2 * MULTIPROCESSORS_ESTIMATE / gemm_tiles), tiles // 64))
+    return max(1, min(round(2 * multiprocessors / gemm_tiles), tiles // 64))

@@ -32,6 +32,7 @@ import math
 from dataclasses import dataclass, replace
 
 from . import tuning
+from .kernels import DeviceKey
 from ... import dtypes, runtime
 from ...array import Array
 from ...primitives.launch import groups_for, workgroup_size
@@ -73,12 +74,12 @@ def applies(geom) -> bool:
     return geom.k == (1, 3, 3) and geom.st[1:] == (1, 1) and geom.kd[1:] == (1, 1)
 
 
-def _tile(geom, devkey: tuple, cfg: dict, holes: bool) -> int | None:
+def _tile(geom, devkey: DeviceKey, cfg: dict, holes: bool) -> int | None:
     """The tile size where the path is chosen or forced, else None."""
     path = cfg.get("path")
     if path not in (None, "winograd") or not applies(geom):
         return None
-    if path is None and (devkey[1] or min(geom.cig, geom.cog) < tuning.WINOGRAD_MIN_CHANNELS or holes):
+    if path is None and (devkey.software or min(geom.cig, geom.cog) < tuning.WINOGRAD_MIN_CHANNELS or holes):
         return None
     tile = cfg.get("WT", tuning.WINOGRAD_TILE)
     if tile not in (2, 4):
@@ -86,13 +87,13 @@ def _tile(geom, devkey: tuple, cfg: dict, holes: bool) -> int | None:
     return tile
 
 
-def _gemm_config(devkey: tuple, narrow: int, wide: str | None) -> tuple:
+def _gemm_config(devkey: DeviceKey, narrow: int, wide: str | None) -> tuple:
     """(matmul config, its tile width): tuning.WINOGRAD_NARROW_GEMM's tiles up to its channels,
     else `wide` (None: matmul's choice), where the device can run it."""
     small, most = tuning.WINOGRAD_NARROW_GEMM
     name = small if narrow <= most else wide
     cfg = CONFIGS.get(name)
-    if cfg is None or cfg.threads > devkey[3] or cfg.shared_bytes > devkey[2]:
+    if cfg is None or cfg.threads > devkey.max_invocations or cfg.shared_bytes > devkey.max_shared:
         return None, 128
     return name, most if name == small else 128
 
@@ -106,21 +107,21 @@ def _chunk(geom, per_image: int, fixed: int) -> int:
     return min(geom.n, max(0, (MAX_WORKSPACE // 4 - fixed) // max(1, per_image)))
 
 
-def _grid_stride_trips(n: int, devkey: tuple) -> int:
+def _grid_stride_trips(n: int, devkey: DeviceKey) -> int:
     """Rounds of WINO_W's and WINO_OUT's grid-stride loops over n weight elements (groups_for's
     grid of launch.workgroup_size() invocations: 64 on software devices, else 256)."""
-    wg = 64 if devkey[1] else 256
+    wg = 64 if devkey.software else 256
     return -(-n // (groups_for(n, wg) * wg))
 
 
-def _fits(geom, devkey: tuple, padded: int, batches: int) -> bool:
-    max_count = devkey[4]
+def _fits(geom, devkey: DeviceKey, padded: int, batches: int) -> bool:
+    max_count = devkey.max_count
     return (-(-padded // 64) <= max_count[0] and max(geom.cin, geom.cout) <= max_count[1]
             and batches <= max_count[2])
 
 
 @functools.lru_cache(maxsize=256)
-def plan_forward(geom, devkey: tuple, cfg: tuple, budget: int | None = None) -> WinogradPlan | None:
+def plan_forward(geom, devkey: DeviceKey, cfg: tuple, budget: int | None = None) -> WinogradPlan | None:
     """The forward plan for geom on `devkey` (kernels.device_key) under the fwd. config items
     `cfg`, or None where the GEMM kernels run (see the module's docstring; also where not one
     image fits MAX_WORKSPACE, dispatch limits, and where WINO_W's loop passes the loop budget
@@ -146,7 +147,7 @@ def plan_forward(geom, devkey: tuple, cfg: tuple, budget: int | None = None) -> 
 
 
 @functools.lru_cache(maxsize=256)
-def plan_wgrad(geom, devkey: tuple, cfg: tuple, budget: int | None = None) -> WinogradPlan | None:
+def plan_wgrad(geom, devkey: DeviceKey, cfg: tuple, budget: int | None = None) -> WinogradPlan | None:
     """The backward-weight plan, as plan_forward (wgrad. config items); the splits also capped
     so that WINO_OUT's loop over them, in each round of its grid-stride loop, fits `budget`."""
     cfg = dict(cfg)
@@ -157,7 +158,7 @@ def plan_wgrad(geom, devkey: tuple, cfg: tuple, budget: int | None = None) -> Wi
     per_image = _tiles_per_image(geom, tile)
     gemm, width = _gemm_config(devkey, min(geom.cog, geom.cig), None)
     gemm_tiles = -(-geom.cog // width) * -(-geom.cig // width) * aa * geom.groups
-    splits = cfg.get("splits", tuning.winograd_splits(gemm_tiles, geom.n * per_image))
+    splits = cfg.get("splits", tuning.winograd_splits(gemm_tiles, geom.n * per_image, devkey.multiprocessors))
     # V and U (each split's tiles padded by up to 4), and M
     chunk = _chunk(geom, aa * (geom.cin + geom.cout) * per_image, aa * (geom.cin + geom.cout) * 4 * splits
                    + splits * aa * geom.cout * geom.cig)

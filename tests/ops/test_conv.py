@@ -12,7 +12,7 @@ import pytest
 
 import vkbackend as vk
 from vkbackend import runtime
-from vkbackend.ops.conv import geometry, kernels, plan_f16, plan_f32, record, select, tuning
+from vkbackend.ops.conv import geometry, kernels, plan_f16, plan_f32, record, select
 from tests.conftest import no_gpu_work
 
 
@@ -376,7 +376,8 @@ def test_pointwise_matmul_rules():
     def geom(n, c, h, co, s=1, p=0):
         return geometry.build("t", (n, c, h, h), (co, c, 1, 1), 2, (s, s), (p, p), (p, p), (1, 1), (1, 1),
                               1, False, False)
-    key, sw = _h100_key(), ("llvmpipe", True) + _h100_key()[2:]
+    key = _h100_key()
+    sw = dataclasses.replace(key, name="llvmpipe", software=True)
     with no_gpu_work():
         assert select.pointwise_matmul(geom(32, 128, 28, 128), False, key, "")
         assert select.pointwise_matmul(geom(32, 64, 56, 256).backward_input(), False, key, "") is False
@@ -807,7 +808,10 @@ def test_float16_plan_uses_cooperative_matrices_where_the_device_has_them():
 
 
 def _h100_key():
-    return ("NVIDIA H100 80GB HBM3", False, 49152, 1024, (2147483647, 65535, 65535), 32, 32)
+    """The planners' view of an H100 (NVIDIA's Vulkan driver: 132 multiprocessors)."""
+    return kernels.DeviceKey(name="NVIDIA H100 80GB HBM3", software=False, max_shared=49152, max_invocations=1024,
+                             max_count=(2147483647, 65535, 65535), subgroup_size=32, min_subgroup_size=32,
+                             multiprocessors=132)
 
 
 @pytest.mark.parametrize("shape,passes", [
@@ -832,7 +836,7 @@ def test_hardware_plan_rules(shape, passes):
         else:
             assert (d["BM"], d["BN"], d["BK"]) == want, (kind, pl)
     wg = plan_f32.plan_wgrad(geom, _h100_key(), "")
-    assert wg.splits * wg.grid[0] * wg.grid[1] <= 4 * tuning.MULTIPROCESSORS_ESTIMATE
+    assert wg.splits * wg.grid[0] * wg.grid[1] <= 4 * _h100_key().multiprocessors
     assert plan_f32.plan_forward(geom.backward_input(), False, _h100_key(), "path=gemm").shader \
         == "ops/conv_gemm.comp"
 

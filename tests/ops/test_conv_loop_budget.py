@@ -16,6 +16,7 @@ from vkbackend.primitives.launch import LoopBudgetError
 from vkbackend.ops.conv import geometry, kernels, loops, plan_f16, select
 from vkbackend.ops.conv import winograd as wino
 from tests.conftest import no_gpu_work
+from tests.ops.test_conv import _h100_key
 
 
 DTYPES = pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])
@@ -291,7 +292,7 @@ def test_cooperative_matrix_plans_respect_the_budget():
     """Plans only (the kernels need a GPU): float16 forward on cooperative matrices has no split,
     so past the budget it is None (conv_gemm.comp on the halves runs instead); the float16
     weight gradient splits its rows to fit."""
-    key = ("NVIDIA H100 80GB HBM3", False, 49152, 1024, (2147483647, 65535, 65535), 32, 32)
+    key = _h100_key()
     wide = _geom((1, 1024, 8, 8), (64, 1024, 3, 3), 1)
     assert plan_f16.plan_coopmat(wide, False, key, "") is not None
     assert plan_f16.plan_coopmat(wide, False, key, "", 100) is None

@@ -16,7 +16,7 @@ import vkbackend as vk
 from vkbackend.ops.conv import geometry
 from vkbackend.ops.conv import winograd as wino
 from tests.conftest import no_gpu_work
-from tests.ops.test_conv import (_ref_vjp, assert_adjoint, close, rand, ref_conv, ref_conv_general,
+from tests.ops.test_conv import (_h100_key, _ref_vjp, assert_adjoint, close, rand, ref_conv, ref_conv_general,
                                  ref_conv_transpose)
 
 TILES = (2, 4)
@@ -163,8 +163,8 @@ def test_plan_rules():
     """Defaults on a large discrete GPU: wide 3x3 stride-1 layers only; tiles of 4; 64 x 64 GEMM
     tiles for 64 channels. Other kernels, strides, input dilation (forward) and software devices
     keep the GEMM kernels."""
-    key = ("NVIDIA H100 80GB HBM3", False, 49152, 1024, (2147483647, 65535, 65535), 32, 32)
-    sw = ("llvmpipe", True) + key[2:]
+    key = _h100_key()
+    sw = dataclasses.replace(key, name="llvmpipe", software=True)
 
     def geom(n, c, h, k, co, s=1, dil=1, groups=1):
         return geometry.build("t", (n, c, h, h), (co, c // groups, k, k), 2, (s, s), (1, 1), (1, 1),

@@ -67,3 +67,54 @@ def test_info_cli_json():
                          text=True, check=True)
     r = json.loads(out.stdout)
     assert r["probed_subgroup_size"] == r["subgroup_size"]
+
+
+def test_multiprocessors_say_where_they_come_from(dev):
+    """What planners fill with workgroups: gl_SMCountNV on a device that lists
+    VK_NV_shader_sm_builtins (opened with it), lavapipe's threads, else the estimate, named so."""
+    if device_mod.SM_BUILTINS in dev.extensions:
+        assert dev.enabled_extensions == (device_mod.SM_BUILTINS,)
+        assert dev.multiprocessors_source == "queried" and dev.multiprocessors >= 1
+        if "H200" in dev.name:
+            assert dev.multiprocessors == 132
+    elif dev.is_software:
+        assert (dev.multiprocessors, dev.multiprocessors_source) == (device_mod.lavapipe_threads(), "lavapipe threads")
+    else:
+        assert (dev.multiprocessors, dev.multiprocessors_source) == (device_mod.MULTIPROCESSORS_ESTIMATE, "estimate")
+    assert dev.report()["multiprocessors"] == dev.multiprocessors
+
+
+def test_lavapipe_threads_count_as_mesa_does(monkeypatch):
+    """llvmpipe's screen: LP_NUM_THREADS, else the CPU count where there is more than one, at
+    most LP_MAX_THREADS (none: the workgroups run on the submitting thread, counted as one)."""
+    monkeypatch.delenv("LP_NUM_THREADS", raising=False)
+    for cpus, threads in ((6, 6), (1, 1), (None, 1), (200, device_mod.LAVAPIPE_MAX_THREADS)):
+        monkeypatch.setattr(os, "cpu_count", lambda cpus=cpus: cpus)
+        assert device_mod.lavapipe_threads() == threads, cpus
+    monkeypatch.setattr(os, "cpu_count", lambda: 6)
+    for value, threads in (("3", 3), (" 12 ", 12), ("0", 1), ("0x4", 4), ("many", 6), ("99", 32)):
+        monkeypatch.setenv("LP_NUM_THREADS", value)
+        assert device_mod.lavapipe_threads() == threads, value
+
+
+def test_sm_builtins_are_asked_for_only_where_listed(dev, monkeypatch):
+    """open_device reopens the device with VK_NV_shader_sm_builtins where the device lists it (kp
+    enables only the extensions it is asked for) and leaves it as it is elsewhere; shown with an
+    extension this device lists in its place."""
+    from vkbackend.runtime._kpmod import kp
+    mgr = kp.Manager(dev.index)
+    listed = mgr.device_capabilities()["extensions"]
+    unlisted = [e for e in listed if e != device_mod.SM_BUILTINS]
+    same, asked = device_mod._with_sm_builtins(kp, mgr, dev.index, unlisted)
+    assert same is mgr and asked == ()
+    stand_in = next((e for e in ("VK_KHR_maintenance1", "VK_KHR_shader_float16_int8") if e in listed), None)
+    if stand_in is None:
+        mgr.destroy()
+        pytest.skip("the device lists none of the stand-in extensions")
+    monkeypatch.setattr(device_mod, "SM_BUILTINS", stand_in)
+    reopened, asked = device_mod._with_sm_builtins(kp, mgr, dev.index, listed)
+    try:
+        assert reopened is not mgr and asked == (stand_in,)
+        assert reopened.device_capabilities()["device_name"] == dev.name
+    finally:
+        reopened.destroy()

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from .. import dtypes, runtime
-from ..array import Array, _normalize_shape
+from ..array import Array, Storage
 from ..runtime.memory import POISON, WORD, size_class
 from .launch import grid_groups
 
@@ -93,7 +93,7 @@ def asarray(obj, /, dtype=None, *, device=None, copy=None) -> Array:
     host = np.asarray(obj)
     target = dtypes.check(dtype, held=True) if dtype is not None else dtypes.from_host(host.dtype)
     data = _checked_cast(host, target)
-    out = Array.empty(host.shape, target)
+    out = Array(Storage(dtypes.words(host.size, target), upload=True), host.shape, target)
     if out.size:
         flat = np.ascontiguousarray(data).reshape(-1)
         if target == dtypes.float16 and flat.size % 2:

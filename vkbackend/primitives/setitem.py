@@ -33,9 +33,6 @@ from .operands import HOST_DATA, collapsed, contiguous_strides
 from .scatter import put_along_axis
 
 _SCALARS = (numbers.Number, np.generic)
-# The standard's names of the in-place operators' functions, and numpy's where they differ.
-_NUMPY_NAMES = {"pow": "power", "remainder": "mod", "bitwise_left_shift": "left_shift",
-                "bitwise_right_shift": "right_shift"}
 
 
 def _value_operand(value, dtype: np.dtype, name: str):
@@ -209,14 +206,10 @@ def _write_back(a: Array, result: Array, name: str) -> None:
 
 # -- in-place operators ----------------------------------------------------------------------
 
-def inplace(a: Array, op: str, other, symbol: str):
-    """a <op>= other: vkbackend's `op` out of place, then its result copied into a's buffer.
-    Returns a (Python binds the name to it again)."""
-    import vkbackend
+def inplace(a: Array, op: str, fn, other, symbol: str):
+    """a <op>= other: vkbackend's `op` (the function fn) out of place, then its result copied
+    into a's buffer. Returns a (Python binds the name to it again)."""
     name = f"{symbol}="
-    fn = getattr(vkbackend, op, None) or getattr(vkbackend, _NUMPY_NAMES.get(op, op), None)
-    if fn is None:
-        raise TypeError(f"{name}: vkbackend has no {op} for vk.Array operands")
     if not isinstance(other, (Array,) + HOST_DATA):
         raise TypeError(f"{name}: unsupported operand type {type(other).__name__}")
     if a.dtype == dtypes.float16:

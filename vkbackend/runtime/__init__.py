@@ -2,32 +2,38 @@
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import os
 import threading
+import warnings
 
+from .. import config
 from . import compiler
-from .devices import Device, open_device
+from .devices import SM_BUILTINS, Device, open_device
 from .kernel import Kernel, PipelineCache
-from .memory import Pool, parse_bytes
+from .memory import Pool
 from .stream import Stream
 
 
 class Runtime:
     def __init__(self):
+        unread = config.unknown()
+        if unread:
+            warnings.warn(f"vkbackend: environment variable(s) that nothing reads: {', '.join(unread)} "
+                          "(docs/configuration.md lists them all)", RuntimeWarning, stacklevel=3)
         self.device: Device = open_device()
         mgr = self.device.manager
-        cap = os.environ.get("VKBACKEND_MEMORY_LIMIT", "").strip()
         # One lock for recording, submits and the pool: kp's sequences are not thread-safe, and a
         # thread waiting for the GPU releases the GIL.
         self.lock = threading.RLock()
         self.pool = Pool(mgr, self.device.max_storage_buffer_range, _pool_limit(self.device),
-                         parse_bytes(cap, "VKBACKEND_MEMORY_LIMIT") if cap else None, self.lock,
+                         config.get("VKBACKEND_MEMORY_LIMIT"), self.lock,
                          host_backed=self.device.is_software)
         self.stream = Stream(mgr, self.pool, self.lock)
         self.pipelines = PipelineCache(mgr)
         self._kernels: dict = {}
         # Tests poison every fresh buffer so that an element a kernel forgets to write shows up.
-        self.poison = os.environ.get("VKBACKEND_POISON", "") not in ("", "0")
+        self.poison = config.get("VKBACKEND_POISON")
 
     def kernel(self, shader: str, defines: dict | None = None, workgroup: int = 256, spec: tuple = ()) -> Kernel:
         key = (shader, tuple(sorted((defines or {}).items())), workgroup, tuple(spec))
@@ -61,8 +67,8 @@ class Runtime:
 def _pool_limit(device: Device) -> int:
     """Bytes of released buffers the pool keeps for reuse: VKBACKEND_POOL_LIMIT, else a quarter
     of the device's local memory."""
-    raw = os.environ.get("VKBACKEND_POOL_LIMIT", "").strip()
-    return parse_bytes(raw, "VKBACKEND_POOL_LIMIT") if raw else device.device_local_bytes // 4
+    limit = config.get("VKBACKEND_POOL_LIMIT")
+    return device.device_local_bytes // 4 if limit is None else limit
 
 
 _runtime: Runtime | None = None
@@ -133,6 +139,30 @@ def _warm_bindings(rt: Runtime) -> None:
     rt.release(buf)
 
 
+def _multiprocessors(rt: Runtime) -> Device:
+    """rt's device with the multiprocessor count its driver tells a shader where Vulkan does not:
+    NVIDIA's gl_SMCountNV, on a device opened with VK_NV_shader_sm_builtins (devices.SM_BUILTINS);
+    elsewhere, or where the probe cannot run, the device as opened (lavapipe's threads or the
+    estimate)."""
+    dev = rt.device
+    if SM_BUILTINS not in dev.enabled_extensions:
+        return dev
+    buf = rt.pool.acquire(1)
+    try:
+        rt.kernel("runtime/probe_multiprocessors.comp", {}, 32)([buf], (), (1,))
+        rt.stream.synchronize(downloads=[buf])
+        count = int(buf.staging()[0])
+    except Exception as e:  # noqa: BLE001 - not shipped and no glslang, or a driver refusing it
+        warnings.warn(f"vkbackend: runtime/probe_multiprocessors.comp did not run ({e}); planners assume "
+                      f"{dev.multiprocessors} multiprocessors", RuntimeWarning, stacklevel=3)
+        return dev
+    finally:
+        rt.release(buf)
+    if count < 1:
+        return dev
+    return dataclasses.replace(dev, multiprocessors=count, multiprocessors_source="queried")
+
+
 def get() -> Runtime:
     """The process's runtime, opened on first use (by any thread, once)."""
     global _runtime
@@ -147,6 +177,7 @@ def get() -> Runtime:
             if _runtime is None:
                 rt = Runtime()
                 _warm_bindings(rt)
+                rt.device = _multiprocessors(rt)
                 _runtime = rt
     return _runtime
 

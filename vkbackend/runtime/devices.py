@@ -4,6 +4,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from .. import config
+
 # VkSubgroupFeatureFlagBits, in bit order.
 SUBGROUP_FEATURE_BITS = {
     "basic": 0x1,
@@ -20,9 +22,13 @@ _VENDORS = {0x10DE: "NVIDIA", 0x1002: "AMD", 0x8086: "Intel", 0x10005: "Mesa", 0
             0x5143: "Qualcomm", 0x106B: "Apple"}
 
 
-# Multiprocessors assumed when sizing grids to fill a GPU: Vulkan's core API does not report
-# them, so planners assume a large discrete GPU (H100 SXM: 132).
+# Multiprocessors (what planners fill with waves of workgroups): Vulkan's core API does not
+# report them. NVIDIA's driver tells a shader (gl_SMCountNV) on a device opened with this
+# extension (runtime/__init__.py asks); lavapipe runs workgroups on Mesa's rasterizer threads
+# (lavapipe_threads); elsewhere planners assume a large discrete GPU (H100 and H200 SXM: 132).
+SM_BUILTINS = "VK_NV_shader_sm_builtins"
 MULTIPROCESSORS_ESTIMATE = 132
+LAVAPIPE_MAX_THREADS = 32  # Mesa's LP_MAX_THREADS (llvmpipe's lp_limits.h)
 
 # lavapipe ends every loop once an invocation has run this many iterations of its non-unrolled
 # loops in all (Mesa's gallivm: LP_MAX_TGSI_LOOP_ITERATIONS, one counter per invocation shared by
@@ -33,6 +39,19 @@ LAVAPIPE_LOOP_BUDGET = 65535
 def is_lavapipe(name: str) -> bool:
     """Mesa's software Vulkan driver (lavapipe: device name "llvmpipe (...)")."""
     return "llvmpipe" in name.lower()
+
+
+def lavapipe_threads() -> int:
+    """The threads lavapipe runs workgroups on, counted as Mesa's llvmpipe screen counts them:
+    LP_NUM_THREADS, else the CPU count where there is more than one, at most LP_MAX_THREADS; with
+    none it runs them on the submitting thread (counted as 1 here)."""
+    cpus = os.cpu_count() or 1
+    raw = os.environ.get("LP_NUM_THREADS", "").strip()
+    try:
+        threads = int(raw, 0)
+    except ValueError:  # Mesa takes what it cannot parse as unset
+        threads = cpus if cpus > 1 else 0
+    return max(1, min(threads, LAVAPIPE_MAX_THREADS))
 
 
 class DeviceError(RuntimeError):
@@ -70,6 +89,12 @@ class Device:
     # VKBACKEND_LOOP_BUDGET was set: every kernel carries loop_guard's counter, so the lowered
     # budget is enforced on this device as lavapipe enforces its own.
     loop_budget_emulated: bool = False
+    # What planners fill with workgroups (NVIDIA: SMs), and where the number comes from: "queried"
+    # (the driver, gl_SMCountNV), "lavapipe threads" (Mesa's rule, lavapipe_threads) or "estimate".
+    multiprocessors: int = MULTIPROCESSORS_ESTIMATE
+    multiprocessors_source: str = "estimate"
+    # Device extensions vkbackend asked for besides kp's own (SM_BUILTINS where listed).
+    enabled_extensions: tuple = ()
     extensions: tuple = field(repr=False, default=())
     manager: object = field(repr=False, compare=False, default=None)
 
@@ -118,41 +143,25 @@ def _version(v: int) -> str:
 
 def _disabled_features_from_env() -> frozenset:
     """VKBACKEND_DISABLE_FEATURE=cooperativeMatrix,shaderFloat16: paths that need them are not taken."""
-    raw = os.environ.get("VKBACKEND_DISABLE_FEATURE", "")
-    return frozenset(n.strip() for n in raw.split(",") if n.strip())
+    return config.get("VKBACKEND_DISABLE_FEATURE")
 
 
 def _loop_budget(is_software: bool) -> tuple[int | None, bool]:
     """(budget, emulated): the driver's, lowered by VKBACKEND_LOOP_BUDGET when that is set."""
     native = LAVAPIPE_LOOP_BUDGET if is_software else None
-    raw = os.environ.get("VKBACKEND_LOOP_BUDGET", "").strip()
-    if not raw:
+    want = config.get("VKBACKEND_LOOP_BUDGET")
+    if want is None:
         return native, False
-    try:
-        want = int(raw)
-    except ValueError:
-        want = 0
-    if not 2 <= want < 2**31:
-        raise ValueError(f"VKBACKEND_LOOP_BUDGET={raw!r}: expected an integer from 2 to 2**31 - 1 "
-                         "(loop iterations per invocation)")
     return (want if native is None else min(want, native)), True
 
 
 def _disabled_from_env() -> frozenset:
-    raw = os.environ.get("VKBACKEND_DISABLE_SUBGROUP", "")
-    names = {n.strip() for n in raw.split(",") if n.strip()}
-    if "all" in names:
-        names = set(SUBGROUP_FEATURE_BITS) - {"basic"}
-    unknown = names - set(SUBGROUP_FEATURE_BITS)
-    if unknown:
-        raise ValueError(f"VKBACKEND_DISABLE_SUBGROUP: unknown feature(s) {sorted(unknown)}; "
-                         f"expected names from {sorted(SUBGROUP_FEATURE_BITS)} or 'all'")
-    return frozenset(names)
+    return config.get("VKBACKEND_DISABLE_SUBGROUP")
 
 
 def _choose_index(devices: list[dict]) -> int:
     """VKBACKEND_DEVICE (an index or part of a name); else the first GPU; else lavapipe."""
-    want = os.environ.get("VKBACKEND_DEVICE", "").strip()
+    want = config.get("VKBACKEND_DEVICE")
     names = [d["device_name"] for d in devices]
     if want:
         if want.isdigit():
@@ -168,6 +177,18 @@ def _choose_index(devices: list[dict]) -> int:
         if not is_lavapipe(n):
             return i
     return 0
+
+
+def _with_sm_builtins(kp, mgr, index: int, extensions) -> tuple:
+    """(manager, extensions asked for): where the device lists SM_BUILTINS, the device reopened
+    with it (kp enables only the extensions it is asked for), else as it is."""
+    if SM_BUILTINS not in extensions:
+        return mgr, ()
+    mgr.destroy()
+    try:
+        return kp.Manager(index, [], [SM_BUILTINS]), (SM_BUILTINS,)
+    except Exception:  # noqa: BLE001 - a driver that lists it and refuses it: the plain device
+        return kp.Manager(index), ()
 
 
 def open_device() -> Device:
@@ -189,6 +210,7 @@ def open_device() -> Device:
         mgr.destroy()
         mgr = kp.Manager(index)
     caps = mgr.device_capabilities()
+    mgr, asked = _with_sm_builtins(kp, mgr, index, caps["extensions"])
     disabled = _disabled_from_env()
     ops = caps["subgroup_operations"] if caps["subgroup_stages"] & _COMPUTE_STAGE else 0
     features = frozenset(n for n, bit in SUBGROUP_FEATURE_BITS.items() if ops & bit) - disabled
@@ -196,6 +218,9 @@ def open_device() -> Device:
     enabled = frozenset(mgr.enabled_features()) - off
     driver = " ".join(x for x in (caps["driver_name"], caps["driver_info"]) if x) or _version(caps["driver_version"])
     loop_budget, emulated = _loop_budget(is_lavapipe(caps["device_name"]))
+    # NVIDIA's count is read once the runtime can run a shader (runtime/__init__.py)
+    mp, mp_source = ((lavapipe_threads(), "lavapipe threads") if is_lavapipe(caps["device_name"])
+                     else (MULTIPROCESSORS_ESTIMATE, "estimate"))
     return Device(
         index=index,
         name=caps["device_name"],
@@ -219,6 +244,9 @@ def open_device() -> Device:
         cooperative_matrix=_cooperative_shapes(mgr, off),
         loop_budget=loop_budget,
         loop_budget_emulated=emulated,
+        multiprocessors=mp,
+        multiprocessors_source=mp_source,
+        enabled_extensions=asked,
         extensions=tuple(caps["extensions"]),
         manager=mgr,
     )

@@ -1,13 +1,19 @@
 """Device buffers pooled by size class (a kp.Tensor is slow to create), with a bound on what the
-pool keeps and a retry when the device runs out of memory."""
+pool keeps and a retry when the device runs out of memory.
+
+Small buffers are mapped: one allocation that shaders use and the host reads and writes in place
+(device-local where the device has such memory: resizable BAR, integrated GPUs, lavapipe), so that
+reading a small result back records no copy. Larger buffers are device-local with a host staging
+copy, moved by copy commands in the stream."""
 from __future__ import annotations
 
 import functools
 import mmap
-import re
 import threading
 
 import numpy as np
+
+from ..config import parse_bytes  # noqa: F401  (the registry's size syntax, kept importable here)
 
 WORD = 4  # every supported dtype is 4 bytes wide; buffers are counted in 32-bit words
 POISON = 0xFFFFFFFF  # what poisoned buffers are filled with: NaN as float32, -1 as int32
@@ -22,17 +28,25 @@ def size_class(words: int) -> int:
     return -(-words // step) * step
 
 
-class Buffer:
-    """One pooled kp device tensor (device-local memory plus its host-visible staging copy)."""
-    __slots__ = ("tensor", "words", "staged_epoch", "__weakref__")
+# Size classes up to this many words are mapped (see the module docstring). Where they are device
+# memory seen through a BAR the host reads them uncached, at tens of MB/s: only the smallest class.
+MAPPED_WORDS = 64
 
-    def __init__(self, tensor, words: int):
+
+class Buffer:
+    """One pooled kp tensor: device memory plus its host-visible staging copy, or (mapped) one
+    host-visible allocation that is both."""
+    __slots__ = ("tensor", "words", "mapped", "staged_epoch", "__weakref__")
+
+    def __init__(self, tensor, words: int, mapped: bool = False):
         self.tensor = tensor
         self.words = words
+        self.mapped = mapped
         self.staged_epoch = -1  # the submit whose copy of the staging memory is still pending
 
     def staging(self) -> np.ndarray:
-        """The mapped staging memory as uint32 words (no copy)."""
+        """The host-visible memory (the staging copy, or the buffer itself when mapped) as uint32
+        words, without a copy."""
         return self.tensor.data()
 
 
@@ -44,14 +58,6 @@ def locked(method):
         with self.lock:
             return method(self, *args, **kwargs)
     return wrapper
-
-
-def parse_bytes(text: str, name: str) -> int:
-    """'512M', '2G', '1.5GiB', '1048576' -> bytes (ValueError naming `name` otherwise)."""
-    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*([kKmMgGtT]?)(?:i?[bB])?\s*", text)
-    if not m:
-        raise ValueError(f"{name}={text!r}: expected a size in bytes such as 268435456, 512M or 2G")
-    return int(float(m.group(1)) * 1024 ** " KMGT".index(m.group(2).upper() or " "))
 
 
 def _reserve_host(nbytes: int) -> None:
@@ -79,13 +85,14 @@ class Pool:
     much memory."""
 
     def __init__(self, manager, max_bytes: int, limit: int, capacity: int | None = None, lock=None,
-                 host_backed: bool = False):
+                 host_backed: bool = False, mapped_words: int = MAPPED_WORDS):
         self.lock = lock or threading.RLock()
         self._host_backed = host_backed  # device memory is the process's own (lavapipe)
         self._mgr = manager
         self._max_bytes = max_bytes
         self.limit = limit
         self.capacity = capacity  # bytes the pool may hold in all (None: what the device gives)
+        self.mapped_words = mapped_words  # size classes up to this are mapped (0: none)
         self._free: dict[int, list[Buffer]] = {}
         self._deferred: list[Buffer] = []
         self.in_use = 0        # bytes of buffers handed out (device memory; staging as much again)
@@ -117,6 +124,7 @@ class Pool:
     def _create(self, cls: int) -> Buffer:
         from ._kpmod import kp
         need = cls * WORD
+        mapped = cls <= self.mapped_words
         if self.capacity is not None and self.in_use + self.cached + need > self.capacity:
             self.stats["allocation_retries"] += 1
             self.trim(max(0, self.capacity - self.in_use - need))
@@ -125,8 +133,9 @@ class Pool:
         for attempt in (0, 1):
             try:
                 if self._host_backed:
-                    _reserve_host(2 * need)  # buffer and staging
-                tensor = self._mgr.tensor_t(np.zeros(cls, np.uint32), kp.TensorTypes.device)
+                    _reserve_host(need if mapped else 2 * need)  # buffer (and staging)
+                kind = kp.TensorTypes.host if mapped else kp.TensorTypes.device
+                tensor = self._mgr.tensor_t(np.zeros(cls, np.uint32), kind)
                 break
             except Exception as e:  # noqa: BLE001 - kp raises RuntimeError for vk::OutOfDeviceMemoryError
                 if not _out_of_memory(e):
@@ -137,7 +146,7 @@ class Pool:
                 self.trim(0)
         self.stats["buffers_created"] += 1
         self.stats["bytes_created"] += need
-        return Buffer(tensor, cls)
+        return Buffer(tensor, cls, mapped)
 
     def _exhausted(self, need: int, what: str) -> MemoryError:
         return MemoryError(f"out of memory allocating {need} bytes (and as much host staging): "
@@ -185,7 +194,3 @@ class Pool:
 
     def cached_buffers(self) -> int:
         return sum(len(v) for v in self._free.values()) + len(self._deferred)
-
-    def clear(self) -> None:
-        """Free every cached buffer."""
-        self.trim(0)
