@@ -31,10 +31,11 @@ def test_pool_does_not_grow_over_10000_ops(rng):
     np.testing.assert_array_equal(acc.numpy(), ref)
 
 
-def test_staging_not_reused_before_its_copy_ran(rng):
+@pytest.mark.parametrize("n", [777, 20_000])  # in the command buffer; through staging (> 64 KiB)
+def test_staging_not_reused_before_its_copy_ran(rng, n):
     # a's staging memory must not be handed to c while the copy into a is still recorded.
-    x = rng.standard_normal(777).astype(np.float32)
-    y = rng.standard_normal(777).astype(np.float32)
+    x = rng.standard_normal(n).astype(np.float32)
+    y = rng.standard_normal(n).astype(np.float32)
     a = vk.asarray(x)
     b = a + 1
     del a
@@ -101,3 +102,48 @@ def test_pool_limit_setting():
     for bad in ("", "lots", "-5M", "1Q"):
         with pytest.raises(ValueError, match="X="):
             parse_bytes(bad, "X")
+
+
+@pytest.mark.parametrize("n", [1, 31, 64, 65, 1025, 4096])
+def test_mapped_and_staged_buffers_round_trip(rng, n):
+    # Size classes up to MAPPED_WORDS are mapped (read and written in place), larger ones staged.
+    from vkbackend.runtime.memory import MAPPED_WORDS
+    x = rng.standard_normal(n).astype(np.float32)
+    a = vk.asarray(x)
+    assert a.buffer.mapped == (size_class(n) <= MAPPED_WORDS)
+    b = a * 3.0 - 1.0
+    assert b.buffer.mapped == a.buffer.mapped
+    np.testing.assert_array_equal(b.numpy(), x * np.float32(3) - np.float32(1))
+    np.testing.assert_array_equal(a.numpy(), x)
+
+
+@pytest.mark.parametrize("n", [60, 3000, 17_000])  # mapped; staged, in the command buffer; staging
+def test_upload_does_not_overwrite_a_buffer_a_recorded_op_reads(rng, n):
+    # Each a_i is released right after an op that reads it is recorded, and its buffer is reused
+    # by the next upload: that upload must land only after the op has run.
+    xs = [rng.standard_normal(n).astype(np.float32) for _ in range(40)]
+    outs = []
+    created = vk.stats()["buffers_created"]
+    for x in xs:
+        a = vk.asarray(x)
+        outs.append(a * 2.0)
+        del a
+    if n * 4 <= 65536:  # in the command buffer: released buffers serve the next upload at once
+        assert vk.stats()["buffers_created"] - created <= 42
+    for x, o in zip(xs, outs):
+        np.testing.assert_array_equal(o.numpy(), x * np.float32(2))
+
+
+def test_mapped_result_of_a_flushed_chunk_reads_back(rng):
+    # A result written in an earlier (flushed, not waited-for) submit and read with nothing new
+    # recorded: the flushed submit itself must end with the barrier to host reads.
+    from vkbackend.runtime.stream import FLUSH_AFTER
+    x = rng.standard_normal(64).astype(np.float32)
+    first = vk.asarray(x) + 1.0
+    keep = vk.asarray(x)
+    for _ in range(FLUSH_AFTER + 5):
+        keep = keep * 1.0
+    assert vk.stats()["flushes"] >= 1
+    vk.synchronize()
+    np.testing.assert_array_equal(first.numpy(), x + np.float32(1))
+    np.testing.assert_array_equal(keep.numpy(), x)

@@ -3,6 +3,8 @@
 A submit + wait costs far more than recording a dispatch (tools/benchmarks/programs.py measures
 both), so nothing submits per op: `synchronize` submits everything recorded (and the downloads) once.
 Long graphs are flushed in chunks, without waiting, through two sequences used in turn.
+Mapped buffers (memory.py) are read in place, with no copy recorded: the submit before the read
+ends with a barrier to host reads (which covers every submit before it on the queue).
 """
 from __future__ import annotations
 
@@ -13,6 +15,9 @@ from ._kpmod import kp
 from .memory import locked
 
 WAIT_SLICE_NS = 50_000_000  # a wait returns to Python this often, so Ctrl-C lands promptly
+# Uploads up to this size travel in the command buffer (vkCmdUpdateBuffer allows 64 KiB): no
+# staging memory to wait for, so a buffer released a moment ago can take the next small upload.
+UPDATE_BYTES = 65536
 FLUSH_AFTER = 4096  # recorded operations per chunk (each keeps a kp op alive until its submit completes)
 
 
@@ -24,6 +29,9 @@ class Stream:
         self._cur = 0
         self._ops = 0           # operations recorded in the current sequence
         self._barrier = kp.OpGlobalBarrier()
+        self._host_barrier = kp.OpHostReadBarrier()
+        self._closed = False    # the current sequence already ends with the host barrier
+        self._host_epoch = 0    # the newest submit that ended with the host barrier
         self._pool = pool
         self.submitted = 0      # submit count so far == epoch of the newest submit
         self.completed = 0      # every submit up to this epoch has finished
@@ -73,12 +81,17 @@ class Stream:
 
     @locked
     def upload(self, buf, words) -> None:
-        """Copy `words` (uint32) into the buffer: written to staging now, copied to the device in order."""
+        """Copy `words` (uint32) into the buffer, in order with what is recorded: up to
+        UPDATE_BYTES inside the command buffer itself, else through the buffer's staging memory
+        (written now, copied to the device when the submit runs)."""
         if self.capture is not None:
             self.capture.other()
-        buf.staging()[: len(words)] = words
-        buf.staged_epoch = self.next_epoch
-        self._record(kp.OpTensorSyncDevice([buf.tensor]))
+        if len(words) * 4 <= UPDATE_BYTES:
+            self._begin_op().record_update(buf.tensor, words.tobytes())
+        else:
+            buf.staging()[: len(words)] = words
+            buf.staged_epoch = self.next_epoch
+            self._record(kp.OpTensorSyncDevice([buf.tensor]))
         self.stats["uploads"] += 1
 
     def _await_other(self) -> None:
@@ -87,9 +100,15 @@ class Stream:
         self._wait(self._seqs[other])
         self.completed = max(self.completed, self._epochs[other])
 
-    def _submit(self, wait: bool) -> None:
+    def _submit(self, wait: bool, host: bool = False) -> None:
+        """Submit the current sequence; host=True: end it with the barrier to host reads."""
         seq = self._seqs[self._cur]
+        if host and not self._closed:
+            seq.record(self._host_barrier)
+        self._closed = False
         self.submitted += 1
+        if host:
+            self._host_epoch = self.submitted
         self._epochs[self._cur] = self.submitted
         self.stats["submits"] += 1
         self._ops = 0
@@ -153,13 +172,15 @@ class Stream:
         if not self._ops:
             return []
         self._await_other()
+        self._seqs[self._cur].record(self._host_barrier)  # once: each eval submits the same commands
+        self._closed = True
         took = []
         for i in range(times):
             t0 = time.perf_counter()
             if i + 1 < times:
                 self._seqs[self._cur].eval()
             else:
-                self._submit(wait=True)
+                self._submit(wait=True, host=True)
             took.append(time.perf_counter() - t0)
         self._pool.collect(self.completed)
         return took
@@ -181,12 +202,18 @@ class Stream:
         downloads = list(downloads) + [b for _, bufs in checks for b in bufs]
         if self.capture is not None:
             self.capture.other()
+        mapped = False
         for buf in downloads:
-            self._record(kp.OpTensorSyncLocal([buf.tensor]))
+            if buf.mapped:
+                mapped = True
+            else:  # the copy ends with its own barrier to host reads
+                self._record(kp.OpTensorSyncLocal([buf.tensor]))
             self.stats["downloads"] += 1
+        if mapped and not self._ops and self._host_epoch < self.submitted:
+            self._record(self._host_barrier, barrier=False)  # earlier submits' writes, for the host
         if self._ops:
             try:
-                self._submit(wait=True)
+                self._submit(wait=True, host=mapped)
             except BaseException:
                 self._checks[:0] = checks  # the interrupted sync's checks run at the next one
                 raise
