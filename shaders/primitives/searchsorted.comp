@@ -1,0 +1,30 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#include "lib/common.glsl"
+#include "lib/sort_keys.glsl"
+// @variants
+// numpy.searchsorted: out[i] = the number of elements of the sorted array that come before
+// query i (side left: smaller; right: smaller or equal), by binary search over sort keys
+// (lib/sort_keys.glsl: NaN largest, -0.0 == +0.0, as numpy compares).
+// Bindings: 0 the sorted array, 1 the queries, 2 out (int32). Push: n (sorted), queries, their
+// offsets, the key type, right (1: side right).
+layout(push_constant) uniform Push {
+    uint n; uint queries; uint sorted_off; uint query_off; uint out_off; uint key_type; uint right;
+} p;
+
+layout(std430, binding = 0) restrict readonly buffer Sorted { uint sorted_[]; };
+layout(std430, binding = 1) restrict readonly buffer Queries { uint queries_[]; };
+layout(std430, binding = 2) writeonly buffer Out { uint out_[]; };
+
+void main() {
+    GRID_STRIDE_LOOP(i, p.queries) {
+        uint q = sort_key(queries_[p.query_off + i], p.key_type);
+        uint lo = 0u, hi = p.n;
+        while (lo < hi) {  // at most 33 rounds (n < 2**32)
+            uint mid = lo + (hi - lo) / 2u;
+            uint k = sort_key(sorted_[p.sorted_off + mid], p.key_type);
+            if (p.right != 0u ? k <= q : k < q) lo = mid + 1u; else hi = mid;
+        }
+        out_[p.out_off + i] = lo;
+    }
+}
