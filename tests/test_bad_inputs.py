@@ -746,8 +746,8 @@ bad("compress_mask", "mask of the wrong shape", lambda m, x, k: vk.compress_mask
     (F(3, 2), B(2)), ("3", "2", "boolean", "match"))
 bad("compress_mask", "int mask", lambda m, x, k: vk.compress_mask(x, k), (F(3), I(3)), ("bool", "int32"),
     TypeError, ref=False)
-bad("compress_mask", "0-d mask", lambda m, x, k: vk.compress_mask(x, k), (F(3), B()), ("0-d",), IndexError,
-    ref=False)
+val("compress_mask", "0-d masks", lambda m, x, t, f: tuple(vk.compress_mask(x, k) if m is vk else x[k] for k in (t, f)),
+    (F(3, 2), B(values=[1]), B(values=[0])))
 bad("compress_mask", "mask with more dims", lambda m, x, k: vk.compress_mask(x, k) if m is vk else x[k],
     (F(3), B(3, 1)), ("too many", "dimensions"))
 bad("compress_mask", "None mask", lambda m, x: vk.compress_mask(x, None), (F(3),), ("NoneType", "mask"), TypeError,
@@ -772,6 +772,39 @@ bad("flatnonzero", "complex", lambda m, x: m.flatnonzero(x), (COMPLEX,), ("compl
 bad("flatnonzero", "str", lambda m, x: m.flatnonzero(x), ("abc",), ("str", "<U3"), TypeError, ref=False)
 val("flatnonzero", "0-d and NaN", lambda m, x: m.flatnonzero(x), (F(values=[np.nan]),))
 val("flatnonzero", "empty", lambda m, x: m.flatnonzero(x), (B(0),))
+
+# -- sorting (primitives/sort.py) -------------------------------------------------------------------
+for name in ("sort", "argsort"):
+    junk_inputs(name, _fn(name))
+    bad(name, "axis out of range", lambda m, x, nm=name: getattr(m, nm)(x, axis=2), (F(3, 4),), ("axis 2",))
+    bad(name, "axis a float", lambda m, x, nm=name: getattr(m, nm)(x, axis=1.0), (F(3, 4),), ("axis", "1.0"),
+        TypeError, ref=False)
+    bad(name, "descending a str", lambda m, x, nm=name: getattr(vk, nm)(x, descending="yes"), (F(3),),
+        ("descending",), TypeError, ref=False)
+    val(name, "NaN, inf, -0 (stable)", lambda m, x, nm=name: getattr(m, nm)(x, **({} if m is vk else {"kind": "stable"})),
+        (F(2, 6, values=[np.nan, 0, -np.inf, -0.0, np.inf, np.nan, 1, -0.0, 0, 1, -1, np.nan]),))
+    val(name, "empty", _fn(name), (F(0, 3),))
+bad("sort", "0-d", _fn("sort"), (F(),), ("axis -1", "dimension 0"))
+val("argsort", "0-d (numpy: as one element)", _fn("argsort"), (F(values=[2.0]),))
+bad("searchsorted", "side 'middle'", lambda m, a, v: m.searchsorted(a, v, side="middle"), (F(4), F(2)), ("side",))
+bad("searchsorted", "2-D x1", lambda m, a, v: m.searchsorted(a, v), (F(2, 3), F(2)), ("1-D", "(2, 3)"), ValueError,
+    ref=False)
+bad("searchsorted", "float16 x1", lambda m, a, v: m.searchsorted(a, v), (H(4), F(2)), ("float16",), TypeError,
+    ref=False)
+bad("searchsorted", "float sorter", lambda m, a, v, s: m.searchsorted(a, v, sorter=s), (F(3), F(2), F(3)),
+    ("sorter",), TypeError, ref=False)
+bad("searchsorted", "sorter of another length", lambda m, a, v, s: vk.searchsorted(a, v, sorter=s),
+    (F(3), F(2), I(2)), ("sorter", "(3,)"), ValueError, ref=False)
+val("searchsorted", "NaN, -0, inf; both sides",
+    lambda m, a, v: (m.searchsorted(a, v), m.searchsorted(a, v, side="right")),
+    (F(5, values=[-np.inf, -0.0, 1, 1, np.nan]), F(2, 3, values=[np.nan, 0, 1, np.inf, -1, -0.0])))
+val("searchsorted", "empty", _fn("searchsorted"), (F(0), F(3)))
+for name in ("unique_values", "unique_counts", "unique_inverse", "unique_all"):
+    junk_inputs(name, _fn(name))
+    val(name, "NaNs distinct, -0 equal to 0", _fn(name),
+        (F(2, 4, values=[np.nan, 1, -0.0, 0, np.nan, 1, 3, -np.inf]),), signed_zero=False)
+    val(name, "empty", _fn(name), (F(0, 2),))
+    val(name, "0-d", _fn(name), (I(values=[7]),))
 
 # -- matmul ---------------------------------------------------------------------------------------------
 bad("matmul", "0-d operand", lambda m, a, b: m.matmul(a, b), (F(), F(3)), ("0", "dimension"))
@@ -1044,7 +1077,7 @@ bad("linalg.apply_q", "bool c", lambda m, h, t, c: vk.linalg.apply_q(h, t, c), (
 # operands (numpy's type), complex and float16 (TypeError by design), and special values as float32,
 # small int32 and bool inputs, which must compute what numpy computes, or raise numpy's error.
 _SPECIALS = (np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, 2.0)
-_HANDWRITTEN = set(BINARY) | set(UNARY) | {"astype", "where", "matmul"}
+_HANDWRITTEN = set(BINARY) | set(UNARY) | {"astype", "where", "matmul", "conj", "vecdot"}  # vecdot, conj: issue 18 rows
 
 
 def _numpy_raises(fn, *args) -> bool:
@@ -1105,6 +1138,76 @@ for _name in sorted(dir(vk)):
     if (isinstance(_uf, np.ufunc) and _name not in _HANDWRITTEN and not _name.startswith("_")
             and callable(getattr(vk, _name)) and _uf.nin in (1, 2) and _uf.nout == 1):
         _ufunc_rows(_name, _uf)
+
+
+# -- linalg extension (issue 18): products, diagonals, norms, QR-based solvers; conj/real/imag ------------
+for nm, f in (("tensordot", lambda m: m.tensordot), ("linalg.tensordot", lambda m: m.linalg.tensordot)):
+    bad(nm, "contracted lengths differ", lambda m, a, b, f=f: f(m)(a, b, axes=1), (F(2, 3), F(2, 3)),
+        ("shape-mismatch",))
+    val(nm, "inf and NaN", lambda m, a, b, f=f: f(m)(a, b, axes=1), (F(2, 2, values=[np.inf, 1, np.nan, 2]), F(2, 3)))
+bad("tensordot", "axes past the rank", lambda m, a, b: m.tensordot(a, b, axes=3), (F(2, 3), F(3, 2)), ("axes",),
+    ValueError, ref=False)
+val("tensordot", "empty contraction", lambda m, a, b: m.tensordot(a, b, axes=1), (F(3, 0), F(0, 2)))
+val("tensordot", "int32", lambda m, a, b: m.tensordot(a, b, axes=([0], [1])), (I(4, 3), I(2, 4)))
+for nm, f in (("vecdot", lambda m: m.vecdot), ("linalg.vecdot", lambda m: m.linalg.vecdot)):
+    bad(nm, "vector lengths differ", lambda m, a, b, f=f: f(m)(a, b), (F(3), F(4)), ("differ", "length"))
+    val(nm, "NaN and inf, broadcast", lambda m, a, b, f=f: f(m)(a, b), (F(2, 3, values=[np.nan, 1, 2, 3, np.inf, 0]), F(3)))
+bad("vecdot", "bool vectors (numpy: accepted)", lambda m, a, b: m.vecdot(a, b), (B(3), B(3)), ("numeric",), TypeError,
+    ref=False)
+val("vecdot", "empty vectors", lambda m, a, b: m.vecdot(a, b), (F(2, 0), F(2, 0)))
+for nm in ("conj", "real", "imag"):
+    bad(nm, "a list", lambda m, nm=nm: getattr(vk, nm)([1.0, 2.0]), (), ("vk.Array", "list"), TypeError, ref=False)
+    val(nm, "NaN, inf, -0", lambda m, x, nm=nm: getattr(m, nm)(x), (F(4, values=[np.nan, np.inf, -0.0, 1]),))
+bad("count_nonzero", "axis out of range", lambda m, x: m.count_nonzero(x, axis=2), (F(2, 3),), ("axis", "2"))
+val("count_nonzero", "NaN and -0", lambda m, x: m.count_nonzero(x, axis=0), (F(2, 2, values=[np.nan, -0.0, 0, 1]),))
+val("count_nonzero", "empty", lambda m, x: m.count_nonzero(x), (F(0, 3),))
+bad("linalg.matrix_transpose", "1-d input", lambda m, x: m.linalg.matrix_transpose(x), (F(3),), ("at least 2",
+    "dimensions"))
+val("linalg.matrix_transpose", "NaN, empty", lambda m, x, e: (m.linalg.matrix_transpose(x), m.linalg.matrix_transpose(e)),
+    (F(2, 3, values=[np.nan, 1, 2, 3, np.inf, -0.0]), F(2, 0, 3)))
+bad("linalg.outer", "2-d input", lambda m, a, b: m.linalg.outer(a, b), (F(2, 2), F(3)), ("1-D", "1-dimensional"))
+val("linalg.outer", "NaN and inf", lambda m, a, b: m.linalg.outer(a, b), (F(2, values=[np.nan, np.inf]), F(3)))
+val("linalg.outer", "empty", lambda m, a, b: m.linalg.outer(a, b), (F(0), I(3)))
+bad("linalg.cross", "2-vectors", lambda m, a, b: m.linalg.cross(a, b), (F(2), F(2)), ("3",))
+val("linalg.cross", "NaN, broadcast", lambda m, a, b: m.linalg.cross(a, b), (F(2, 3, values=[np.nan, 1, 2, 3, 4, 5]), F(3)))
+val("linalg.cross", "int32", lambda m, a, b: m.linalg.cross(a, b), (I(4, 3), I(4, 3)))
+bad("linalg.diagonal", "1-d input", lambda m, x: m.linalg.diagonal(x), (F(3),), ("at least 2", "two dimensions"))
+val("linalg.diagonal", "offsets past the matrix", lambda m, x: tuple(m.linalg.diagonal(x, offset=k) for k in (-4, 5)),
+    (F(2, 3, 4),))
+val("linalg.diagonal", "NaN, offset", lambda m, x: m.linalg.diagonal(x, offset=-1), (F(3, 3, values=[np.nan] * 9),))
+bad("linalg.trace", "1-d input", lambda m, x: m.linalg.trace(x), (F(3),), ("at least 2", "two dimensions"))
+val("linalg.trace", "int32, empty", lambda m, x, e: (m.linalg.trace(x, dtype=np.int32), m.linalg.trace(e)),
+    (I(2, 3, 3), F(2, 0, 3)))
+bad("linalg.vector_norm", "ord a str (numpy: ValueError)", lambda m, x: m.linalg.vector_norm(x, ord="fro"), (F(3),),
+    ("ord",), TypeError, ref=False)
+val("linalg.vector_norm", "NaN, inf, big", lambda m, x: tuple(m.linalg.vector_norm(x, axis=1, ord=o) for o in (2, 1, np.inf, 0)),
+    (F(3, 2, values=[np.nan, 1, np.inf, 2, 3e20, 4e20]),), rtol=1e-6)
+val("linalg.vector_norm", "empty", lambda m, x: m.linalg.vector_norm(x, axis=0), (F(0, 3),))
+bad("linalg.matrix_norm", "ord 2 (no SVD)", lambda m, x: m.linalg.matrix_norm(x, ord=2), (F(3, 3),), ("singular",),
+    NotImplementedError, ref=False)
+bad("linalg.matrix_norm", "1-d input", lambda m, x: m.linalg.matrix_norm(x), (F(3),), ("at least 2", "dimensions"),
+    ValueError, ref=False)
+val("linalg.matrix_norm", "NaN, inf", lambda m, x: tuple(m.linalg.matrix_norm(x, ord=o) for o in ("fro", 1, -np.inf)),
+    (F(2, 2, values=[np.nan, 1, np.inf, 2]),))
+for nm in ("linalg.det", "linalg.slogdet", "linalg.inv"):
+    f = nm.split(".")[1]
+    bad(nm, "not square", lambda m, x, f=f: getattr(m.linalg, f)(x), (F(2, 3),), ("square",))
+    bad(nm, "int32 input (numpy: float64)", lambda m, x, f=f: getattr(m.linalg, f)(x), (I(2, 2),), ("int32",),
+        TypeError, ref=False)
+val("linalg.det", "NaN, 0x0", lambda m, x, e: (m.linalg.det(x), m.linalg.det(e)), (F(2, 2, values=[np.nan, 1, 2, 3]),
+    F(3, 0, 0)))
+val("linalg.det", "diagonal", lambda m, x: m.linalg.det(x), (F(3, 3, values=[2, 0, 0, 0, -3, 0, 0, 0, 0.5]),))
+val("linalg.slogdet", "exactly singular", lambda m, x: m.linalg.slogdet(x), (F(2, 2, values=[0, 0, 0, 1]),))
+val("linalg.inv", "diagonal", lambda m, x: m.linalg.inv(x), (F(2, 2, values=[2, 0, 0, 4]),), signed_zero=False)
+bad("linalg.solve", "rows differ", lambda m, a, b: m.linalg.solve(a, b), (F(3, 3), F(4, 2)), ("3", "4", "match"))
+val("linalg.solve", "empty", lambda m, a, b: m.linalg.solve(a, b), (F(0, 0), F(0, 2)))
+val("linalg.solve", "diagonal, a vector", lambda m, a, b: m.linalg.solve(a, b), (F(2, 2, values=[2, 0, 0, 4]),
+    F(2, values=[1, 2])), signed_zero=False)
+bad("linalg.matrix_power", "n a float", lambda m, x: m.linalg.matrix_power(x, 1.5), (F(2, 2),), ("integer",))
+val("linalg.matrix_power", "n = 0, empty", lambda m, x, e: (m.linalg.matrix_power(x, 0), m.linalg.matrix_power(e, 3)),
+    (F(2, 3, 3), F(0, 0)))
+bad("Array.__complex__", "a 1-d array", lambda m, x: complex(x), (F(2),), ("0-dimensional", "size-1", "scalar"))
+# -- end of issue 18 rows
 
 
 # -- the array API's other functions (where vkbackend has them) ---------------------------------------
@@ -1262,7 +1365,8 @@ if hasattr(vk.Array, "__setitem__"):
 
 @pytest.fixture(scope="module")
 def base_rng():
-    seed = int(os.environ.get("VKBACKEND_TEST_SEED") or np.random.SeedSequence().entropy % 2**32)
+    seed = vk.config.get("VKBACKEND_TEST_SEED")
+    seed = np.random.SeedSequence().entropy % 2**32 if seed is None else seed
     print(f"random seed {seed}")
     return seed
 
@@ -1513,7 +1617,7 @@ ARRAY_DUNDERS = {"__setitem__", "__index__",
                  "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
                  "__rtruediv__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__matmul__",
                  "__rmatmul__", "__neg__", "__pos__", "__abs__", "__getitem__", "__len__", "__bool__",
-                 "__float__", "__int__"}
+                 "__float__", "__int__", "__complex__"}
 
 
 def public_api() -> set:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import collections
 import dataclasses
 import math
-import os
 import warnings
 from typing import Callable
 
@@ -32,8 +31,9 @@ import pytest
 
 import vkbackend as vk
 
-N_CASES = int(os.environ.get("VKBACKEND_FUZZ_CASES") or 300)
-SEED = int(os.environ.get("VKBACKEND_FUZZ_SEED") or np.random.SeedSequence().entropy % 2**32)
+N_CASES = vk.config.get("VKBACKEND_FUZZ_CASES") or 300
+SEED = vk.config.get("VKBACKEND_FUZZ_SEED")
+SEED = np.random.SeedSequence().entropy % 2**32 if SEED is None else SEED
 
 DTYPES = ("float32", "int32", "uint32", "bool")
 SMALL = (1, 2, 3, 4, 5)
@@ -47,6 +47,7 @@ REFUSALS = {
     "int32 with uint32": "numpy promotes to int64, which has no 32-bit home",
     "bool arithmetic": "+ * maximum minimum of two bools (numpy: logical or/and)",
     "non-float matmul": "matmul/@ computes in float32 only (no exact integer kernel)",
+    "bool with a Python int past int32": "numpy computes it in int64, which has no 32-bit home",
 }
 
 STATS = collections.Counter()
@@ -198,6 +199,9 @@ def gen_binary(rng) -> Case:
     elif name in ("add", "multiply", "maximum", "minimum") and all(
             (isinstance(v, np.ndarray) and v.dtype == np.bool_) or isinstance(v, bool) for v in (x, y)):
         refusal = "bool arithmetic"
+    elif any(type(v) is int and not -2**31 <= v < 2**31 for v in (x, y)) and all(
+            v.dtype == np.bool_ for v in (x, y) if isinstance(v, np.ndarray)):
+        refusal = "bool with a Python int past int32"
     tol = None
     if name in ("add", "subtract", "multiply"):
         tol = _float_tol(3e-7)

@@ -206,6 +206,12 @@ if ! "$PY" -c 'import numpy, pytest, hypothesis, setuptools, wheel; assert int(n
   "$PY" -m pip install -q --upgrade pip
   "$PY" -m pip install -q "numpy>=2" pytest hypothesis "setuptools>=68" wheel
 fi
+# The array API conformance suite (tools/array_api_tests.sh; its requirements.txt): a recent
+# hypothesis, ndindex, and pytest-json-report (its conftest.py imports it).
+if ! "$PY" -c 'import hypothesis, ndindex, pytest_jsonreport; assert hypothesis.__version_info__ >= (6, 151)' 2>/dev/null; then
+  echo "setup: installing hypothesis>=6.151, ndindex, pytest-json-report into .venv (the array API suite)"
+  "$PY" -m pip install -q "hypothesis>=6.151" "ndindex>=1.8" pytest-json-report
+fi
 # glslang 13.1.1 (GL_KHR_cooperative_matrix; Debian 12's 12.0 predates it) and spirv-val: the same
 # wheels as on the GPU machine, so shaders compile alike on both.
 if ! .venv/bin/glslangValidator --version 2>/dev/null | grep -q "13.1.1"; then

@@ -84,11 +84,48 @@ def test_compress_bad_inputs(rng):
             vk.compress_mask(a, np.ones((4, 4), bool))
         with pytest.raises(IndexError, match="too many indices"):
             vk.compress_mask(a, np.ones((4, 5, 1), bool))
-        with pytest.raises(IndexError, match="0-d"):
-            vk.compress_mask(a, np.bool_(True))
         with pytest.raises(TypeError, match="mask"):
             vk.compress_mask(a, "x")
         with pytest.raises(ValueError, match="0d"):
             vk.nonzero(z)
         with pytest.raises(TypeError):
             vk.flatnonzero(np.array(["a"]))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.bool_, np.float16])
+def test_zero_d_masks(rng, dtype):
+    """a[True] is a with a new leading axis of 1, a[False] the same of 0 (numpy, the standard)."""
+    x = random_array(rng, (3, 4), np.float32).astype(dtype)
+    for key in (True, False):
+        for mask in (np.bool_(key), vk.asarray(np.bool_(key))):
+            check(vk.compress_mask(vk.asarray(x), mask), x[np.bool_(key)])
+        check(vk.asarray(x)[vk.asarray(np.bool_(key))], x[np.bool_(key)])
+    check(vk.asarray(np.float32(2.5))[vk.asarray(np.bool_(True))], np.float32(2.5)[np.bool_(True)])  # 0-d a
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint32, np.bool_])
+def test_count_nonzero(rng, sg, dtype):
+    for shape in [(), (sg * 4 + 1,), (3, sg - 1), (2, 3, 4), (0, 5)]:
+        x = random_array(rng, shape, dtype)
+        if dtype != np.bool_ and x.size:
+            x.reshape(-1)[::3] = 0
+        if dtype == np.float32 and x.size > 2:
+            x.reshape(-1)[1], x.reshape(-1)[2] = np.nan, -0.0  # NaN counts, -0.0 does not
+        axes = [None] + list(range(x.ndim)) + ([(0, -1)] if x.ndim > 1 else [])
+        for axis in axes:
+            for keepdims in (False, True):
+                got = vk.count_nonzero(vk.asarray(x), axis=axis, keepdims=keepdims)
+                want = np.count_nonzero(x, axis=axis, keepdims=keepdims)
+                check(got, np.asarray(want, np.int32))
+
+
+def test_count_nonzero_bad_inputs():
+    x = vk.ones((2, 3))
+    with no_gpu_work():
+        with pytest.raises(np.exceptions.AxisError):
+            vk.count_nonzero(x, axis=2)
+        with pytest.raises(TypeError, match="keepdims"):
+            vk.count_nonzero(x, keepdims=None)
+        with pytest.raises(TypeError, match="vk.Array"):
+            vk.count_nonzero([1, 0])
+

@@ -250,7 +250,9 @@ def test_clip_matches_numpy(rng, n):
     assert_same(vk.clip(vk.asarray(i), vk.asarray(ihi), np.int32(7)).numpy(), np.clip(i, ihi, np.int32(7)))
     assert_same(vk.clip(vk.asarray(i), 0.5, 3).numpy(), np.clip(i, 0.5, 3).astype(np.float32))
     with no_gpu_work(), pytest.raises(TypeError, match="both"):
-        vk.clip(a, 0.0, None, min=1.0)
+        vk.clip(a, 0.0, None, a_min=1.0)
+    assert_same(vk.clip(a, a_min=-0.5, a_max=0.5).numpy(), np.clip(x, -0.5, 0.5))  # numpy's names
+    assert_same(np.asarray(np.clip(a, -0.5, 0.5)), np.clip(x, -0.5, 0.5))  # through __array_function__
 
 
 def test_broadcasting_and_scalars(rng):

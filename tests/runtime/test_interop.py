@@ -273,14 +273,15 @@ def test_function_refusals_name_the_function(monkeypatch, rng):
         np.sum(a, out=np.zeros(()))
     with refused(r"numpy\.sum: vkbackend's sum does not take where="):
         np.sum(a, where=x > 0)
-    with refused(r"numpy\.var: vkbackend's var does not take correction=1"):
-        np.var(a, correction=1)
+    with refused(r"numpy\.var: vkbackend's var does not take mean="):
+        np.var(a, mean=np.zeros((1, 1), np.float32))
     with refused(r"numpy\.reshape: order='F'"):
         np.reshape(a, (4, 3), order="F")
     with refused(r"numpy\.concatenate: vkbackend's concatenate does not take dtype="):
         np.concatenate([a, a], dtype=np.float32)
     # numpy's defaults passed explicitly are fine
     np.testing.assert_array_equal(device_result(np.take(a, [1], axis=0, out=None)), x[[1]])
+    np.testing.assert_allclose(device_result(np.var(a, correction=1)), x.astype(np.float64).var(ddof=1), rtol=1e-5)
 
 
 # -- __array__ ---------------------------------------------------------------------------------

@@ -14,12 +14,13 @@ import numpy as np
 from .. import dtypes, runtime
 from ..array import Array
 from .creation import asarray
-from .elementwise import from_half_bits, half_bits
+from .elementwise import from_half_bits, half_bits, not_equal
 from .indexing import take
 from .launch import budget_chunks, collective_cost, grid_groups
-from .operands import MAX_PUSH_WORDS, WG, Plan, checked_words, operand
+from .operands import MAX_PUSH_WORDS, WG, Plan, checked_words, normalize_axes, operand
+from .reduce import sum as _sum
 
-__all__ = ["compress_mask", "nonzero", "flatnonzero"]
+__all__ = ["compress_mask", "nonzero", "flatnonzero", "count_nonzero"]
 
 _COMPACT = "primitives/compact.comp"
 _COMPACT_ITEMS = 8         # elements per invocation and pass in compact.comp
@@ -121,7 +122,8 @@ def _mask_operand(mask, name: str):
 
 def compress_mask(a, mask) -> Array:
     """a[mask] for a boolean mask of a's shape or of its leading dims: the selected elements
-    (or rows) in C order, shape (count,) + a.shape[mask.ndim:].
+    (or rows) in C order, shape (count,) + a.shape[mask.ndim:]; a 0-d mask selects all of `a`
+    (True, shape (1,) + a.shape) or nothing (False).
 
     A device mask runs a ballot/workgroup-scan compaction in three passes (count per tile, scan
     of the tile counts, scatter) and reads the count back: one host sync. A host mask needs no
@@ -130,8 +132,9 @@ def compress_mask(a, mask) -> Array:
     a = operand(a, name, half=True)
     m = _mask_operand(mask, name)
     mshape = tuple(m.shape)
-    if not mshape:
-        raise IndexError(f"{name}: 0-d boolean masks are not supported")
+    if not mshape:  # numpy's and the standard's a[True] (shape (1,) + a.shape) and a[False] ((0,) + ...)
+        keep = bool(m) if isinstance(m, np.ndarray) else bool(m.item())  # a device mask: one sync
+        return a.reshape((1,) + a.shape).copy() if keep else Array.empty((0,) + a.shape, a.dtype)
     if len(mshape) > a.ndim:
         raise IndexError(f"{name}: too many indices: a mask of {len(mshape)} dimensions for an "
                          f"array of {a.ndim}")
@@ -177,3 +180,17 @@ def nonzero(a) -> tuple:
         raise ValueError(f"{name}: at most {MAX_PUSH_WORDS - 6} dimensions, got {a.ndim}")
     coords = _compact(_words(a), "COORDS", dtypes.int32, planes=a.ndim)
     return tuple(coords[d] for d in range(a.ndim))  # row d: the coordinates along dim d
+
+
+def count_nonzero(x, /, *, axis=None, keepdims=False) -> Array:
+    """The standard's count_nonzero: the elements of x that are not zero (NaN counts, -0.0 does
+    not) over `axis` (None: all; an int or a tuple of ints), as int32, the default integer dtype
+    (numpy's np.count_nonzero(x) returns a Python int; here a 0-d array, no sync)."""
+    name = "count_nonzero"
+    x = operand(x, name, "x")
+    if axis is not None:
+        normalize_axes(axis, x.ndim, name, "axis")  # refused before the comparison is recorded
+    if not isinstance(keepdims, (bool, np.bool_)):
+        raise TypeError(f"{name}: keepdims must be a bool, got {keepdims!r}")
+    mask = x if x.dtype == dtypes.bool_ else not_equal(x, 0)
+    return _sum(mask, axis=axis, keepdims=keepdims, dtype=dtypes.int32)

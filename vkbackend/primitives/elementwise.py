@@ -172,7 +172,14 @@ def apply(op: str, operands: list, out_dtype, compute_dtype, name: str | None = 
     aligned = all(x.offset % 4 == 0 for x in operands if isinstance(x, Array))
     kernel, out_shape, tail, groups = _plan(op, out_dtype, compute_dtype, sig, aligned, name)
     # scalars are checked against the computation's dtype before any GPU work
-    heads = [x.offset if isinstance(x, Array) else _scalar_bits(x, compute_dtype, name) for x in operands]
+    try:
+        heads = [x.offset if isinstance(x, Array) else _scalar_bits(x, compute_dtype, name) for x in operands]
+    except OverflowError as e:
+        if all(x.dtype == dtypes.bool_ for x in operands if isinstance(x, Array)):
+            # numpy gives int64 (the Python int's type): no 32-bit home, so refused as int64 is
+            raise TypeError(f"{e}: numpy would compute this bool array with the Python integer in "
+                            "int64, which vkbackend does not support; use an int32 array") from None
+        raise
     out = Array.empty(out_shape, out_dtype)
     if kernel is None:
         return out
@@ -439,9 +446,9 @@ around = round
 
 
 @recipe()
-def clip(a, a_min=None, a_max=None, *, min=None, max=None) -> Array:
-    """numpy.clip(a, a_min, a_max) (or the array API's min=, max=): minimum(maximum(a, a_min),
-    a_max), so a NaN anywhere gives NaN and a_min > a_max gives a_max; either bound may be None."""
+def clip(a, /, min=None, max=None, *, a_min=None, a_max=None) -> Array:
+    """The array API's clip(x, min, max) (numpy's a_min=, a_max= as keywords): minimum(maximum(a,
+    min), max), so a NaN anywhere gives NaN and min > max gives max; either bound may be None."""
     if min is not None:
         if a_min is not None:
             raise TypeError("clip: give the lower bound as a_min or min, not both")
@@ -508,10 +515,19 @@ def from_half_bits(u: Array) -> Array:
 
 
 @recipe()
-def astype(a: Array, dtype) -> Array:
+def astype(a: Array, dtype, /, *, copy=True, device=None) -> Array:
+    """The array API's astype: a new array of `dtype`; copy=False returns `a` itself when it
+    already has that dtype; `device` may only be vk.device() (or None)."""
     if not isinstance(a, Array):  # the array API's astype takes the namespace's arrays only
         raise TypeError(f"astype: x must be a vk.Array, got {type(a).__name__} (vk.asarray(x, dtype) converts host data)")
     dtype = dtypes.check(dtype, held=True)
+    if not isinstance(copy, (bool, np.bool_)):
+        raise TypeError(f"astype: copy must be a bool, got {copy!r}")
+    if device is not None:
+        from .creation import check_device
+        check_device(device, "astype")
+    if not copy and dtype == a.dtype:
+        return a
     if dtypes.float16 in (dtype, a.dtype):  # through float32, in numpy's rounding (to nearest even)
         if dtype == a.dtype:  # a copy: the bit patterns, NaN payloads included
             return from_half_bits(half_bits(a))

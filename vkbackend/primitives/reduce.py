@@ -41,7 +41,9 @@ UNROLL = 4            # loads in flight per invocation (vec4 loads on contiguous
 MIN_ITEMS = 4         # elements per invocation below which one workgroup takes several outputs
 COALESCE = 32         # invocations along a contiguous inner axis, at least
 SPLIT_ITEMS = 16      # elements per invocation, at least, in each piece of a split n (one unrolled vec4 step)
-GROUPS = 1024         # workgroups that fill a GPU (H100: 132 SMs x 8 resident groups of 256)
+# Workgroups that fill a GPU: about 8 resident groups of 256 per multiprocessor on the H100 and
+# H200 (Device.multiprocessors, 132 there); measured as a constant, not derived from the count.
+GROUPS = 1024
 SOFTWARE_GROUPS = 8   # the same for lavapipe, which runs a few at a time on CPU threads
 _COUNTERS = 4096      # tile counters kept zeroed for split reductions (bounds the split tiles)
 
@@ -426,16 +428,26 @@ def mean(a, axis=None, dtype=None, keepdims=False) -> Array:
     return _reduce(_MEAN, a, axis, keepdims, dtype)
 
 
-@recipes.recipe()
-def var(a, axis=None, dtype=None, ddof=0, keepdims=False) -> Array:
-    """numpy.var, returned in float32: the mean, then double-float sums of the deviations (see _var)."""
-    return _reduce(_VAR, a, axis, keepdims, dtype, ddof)
+def _correction(name: str, ddof, correction):
+    """The standard's `correction` is numpy's `ddof`: either one, not both."""
+    if correction is None:
+        return ddof
+    if ddof != 0:
+        raise TypeError(f"{name}: give the degrees of freedom as ddof or correction, not both")
+    return correction
 
 
 @recipes.recipe()
-def std(a, axis=None, dtype=None, ddof=0, keepdims=False) -> Array:
-    """numpy.std: the square root of var."""
-    return _reduce(_STD, a, axis, keepdims, dtype, ddof)
+def var(a, axis=None, dtype=None, ddof=0, keepdims=False, *, correction=None) -> Array:
+    """numpy.var, returned in float32: the mean, then double-float sums of the deviations (see
+    _var). `correction` is the array API's name for ddof."""
+    return _reduce(_VAR, a, axis, keepdims, dtype, _correction("var", ddof, correction))
+
+
+@recipes.recipe()
+def std(a, axis=None, dtype=None, ddof=0, keepdims=False, *, correction=None) -> Array:
+    """numpy.std: the square root of var (`correction`: the array API's name for ddof)."""
+    return _reduce(_STD, a, axis, keepdims, dtype, _correction("std", ddof, correction))
 
 
 @recipes.recipe()
