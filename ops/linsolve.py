@@ -21,7 +21,6 @@ n) comes before any GPU work.
 """
 from __future__ import annotations
 
-import operator
 from collections import namedtuple
 
 import numpy as np
@@ -35,6 +34,7 @@ from vkbackend.primitives.elementwise import (absolute, divide, log, multiply, n
                                              sign, subtract)
 from vkbackend.primitives.layout import transpose
 from vkbackend.primitives.manipulation import broadcast_to
+from vkbackend.primitives.operands import integer
 from vkbackend.primitives.matmul import matmul
 from vkbackend.primitives.reduce import prod, sum as _sum
 
@@ -154,12 +154,7 @@ def matrix_power(x, n, /) -> Array:
     """x (..., m, m) to the integer power n: the identity for n = 0, repeated squaring (vk.matmul,
     float32) for n > 0, and of inv(x) for n < 0."""
     name = "matrix_power"
-    if isinstance(n, (bool, np.bool_)):
-        raise TypeError(f"{name}: n must be an integer, got {n!r}")
-    try:
-        n = operator.index(n)
-    except TypeError:
-        raise TypeError(f"{name}: n must be an integer, got {n!r}") from None
+    n = integer(n, name, "n")
     a = _square(x, name)
     m = a.shape[-1]
     if n == 0:
