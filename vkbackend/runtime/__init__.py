@@ -47,8 +47,8 @@ class Runtime:
 
     def memory_stats(self) -> dict:
         """Bytes of device memory: handed out to arrays, cached for reuse, the peak in use, the
-        cache's limit and the device's local heaps. Each buffer has a host staging copy of the
-        same size besides."""
+        cache's limit and the device's local heaps. Each buffer but the mapped small ones
+        (memory.MAPPED_WORDS) has a host staging copy of the same size besides."""
         p = self.pool
         return {"in_use": p.in_use, "cached": p.cached, "peak_in_use": p.peak_in_use, "limit": p.limit,
                 "capacity": p.capacity, "device_local": self.device.device_local_bytes}

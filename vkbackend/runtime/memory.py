@@ -95,7 +95,7 @@ class Pool:
         self.mapped_words = mapped_words  # size classes up to this are mapped (0: none)
         self._free: dict[int, list[Buffer]] = {}
         self._deferred: list[Buffer] = []
-        self.in_use = 0        # bytes of buffers handed out (device memory; staging as much again)
+        self.in_use = 0        # bytes of buffers handed out (device memory; staging as much again, unless mapped)
         self.cached = 0        # bytes of buffers kept for reuse (free and deferred)
         self.peak_in_use = 0
         self.stats = {"buffers_created": 0, "bytes_created": 0, "reused": 0, "buffers_freed": 0,
