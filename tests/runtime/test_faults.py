@@ -83,6 +83,9 @@ def test_out_of_host_memory_raises_and_recovers():
 def test_ctrl_c_lands_during_a_long_wait_and_loses_nothing():
     r = _run(f"""
         import signal, threading, time
+        # Python's own Ctrl-C handler, whatever the parent left (a process that starts with SIGINT
+        # ignored keeps it ignored, and a child inherits that)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         import numpy as np
         import vkbackend as vk
         from vkbackend import runtime
