@@ -94,7 +94,7 @@ def test_memory_error_then_recovery(monkeypatch, rng):
 
 
 def test_pool_limit_setting():
-    from vkbackend.runtime.memory import parse_bytes
+    from vkbackend.config import parse_bytes
     assert parse_bytes("1048576", "X") == 1 << 20
     assert parse_bytes("512M", "X") == 512 << 20
     assert parse_bytes("2GiB", "X") == 2 << 30

@@ -56,6 +56,13 @@ def integer(value, name: str, what: str) -> int:
         raise TypeError(f"{name}: `{what}` must be an integer, got {value!r}") from None
 
 
+def flag(value, name: str, what: str) -> bool:
+    """A True/False argument (a Python or numpy bool), TypeError naming it otherwise."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name}: {what} must be True or False, got {value!r}")
+    return bool(value)
+
+
 def normalize_axes(value, ndim: int, name: str, what: str) -> list:
     """A sequence (or one int) of distinct axes, normalized (numpy's AxisError when out of range)."""
     if isinstance(value, (numbers.Integral, np.integer)):

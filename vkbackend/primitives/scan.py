@@ -47,6 +47,7 @@ from ..array import Array
 from . import elementwise, launch
 from .creation import asarray, zeros
 from .launch import LoopBudgetError, collective_cost, grid_groups
+from .operands import flag
 
 __all__ = ["cumsum", "cumprod", "cummax", "cummin"]
 
@@ -141,12 +142,6 @@ def _inspect(a, name: str):
         host = np.asarray(a)
         return host.shape, dtypes.from_host(host.dtype), host
     raise TypeError(f"{name}: expected a vk.Array, a numpy array or a number, got {type(a).__name__}")
-
-
-def _check_flag(name: str, what: str, value) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name}: {what} must be True or False, got {value!r}")
-    return bool(value)
 
 
 def _normalize_axis(name: str, axis, ndim: int):
@@ -405,8 +400,8 @@ def _scan_strided(kind: _Kind, src: _Span, dst: _Span, outer: int, length: int, 
 # ---- the API ---------------------------------------------------------------------------------
 def _cumulative(name: str, op: str, a, axis, dtype, exclusive, reverse, algorithm) -> Array:
     shape, in_dtype, host = _inspect(a, name)
-    exclusive = _check_flag(name, "exclusive", exclusive)
-    reverse = _check_flag(name, "reverse", reverse)
+    exclusive = flag(exclusive, name, "exclusive")
+    reverse = flag(reverse, name, "reverse")
     if not isinstance(algorithm, str) or algorithm not in ALGORITHMS:
         raise ValueError(f"{name}: algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
     kind, out_dtype, cast = _plan_types(name, op, in_dtype, dtype)

@@ -39,7 +39,7 @@ from .elementwise import astype, not_equal
 from .indexing import take
 from . import launch
 from .launch import LoopBudgetError, collective_cost, grid_groups
-from .operands import operand
+from .operands import flag, operand
 
 __all__ = ["sort", "argsort", "searchsorted", "unique_values", "unique_counts", "unique_inverse",
            "unique_all", "UniqueAllResult", "UniqueCountsResult", "UniqueInverseResult"]
@@ -209,17 +209,11 @@ def _dtype(x) -> np.dtype:
     return x.dtype if isinstance(x, Array) else dtypes.from_host(x.dtype)
 
 
-def _flag(name: str, what: str, value) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name}: {what} must be True or False, got {value!r}")
-    return bool(value)
-
-
 # ---- sort, argsort -----------------------------------------------------------------------------
 def _sort(name: str, x, axis, descending, stable, want_keys: bool) -> Array:
     x = _operand(x, name)
-    descending = _flag(name, "descending", descending)
-    _flag(name, "stable", stable)  # always stable
+    descending = flag(descending, name, "descending")
+    flag(stable, name, "stable")  # always stable
     shape = tuple(x.shape)
     if axis is None or (not want_keys and not shape):  # numpy: flattened; argsort of 0-d as 1 element
         shape = (math.prod(shape),)

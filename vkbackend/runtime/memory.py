@@ -1,9 +1,9 @@
 """Device buffers pooled by size class (a kp.Tensor is slow to create), with a bound on what the
 pool keeps and a retry when the device runs out of memory.
 
-Small buffers are mapped: one allocation that shaders use and the host reads and writes in place
+Small buffers are mapped: one allocation that shaders use and the host reads in place
 (device-local where the device has such memory: resizable BAR, integrated GPUs, lavapipe), so that
-reading a small result back records no copy. Larger buffers are device-local with a host staging
+reading a small result back records no copy (uploads to them travel in the command buffer). Larger buffers are device-local with a host staging
 copy, moved by copy commands in the stream."""
 from __future__ import annotations
 
@@ -12,8 +12,6 @@ import mmap
 import threading
 
 import numpy as np
-
-from ..config import parse_bytes  # noqa: F401  (the registry's size syntax, kept importable here)
 
 WORD = 4  # every supported dtype is 4 bytes wide; buffers are counted in 32-bit words
 POISON = 0xFFFFFFFF  # what poisoned buffers are filled with: NaN as float32, -1 as int32
@@ -85,14 +83,13 @@ class Pool:
     much memory."""
 
     def __init__(self, manager, max_bytes: int, limit: int, capacity: int | None = None, lock=None,
-                 host_backed: bool = False, mapped_words: int = MAPPED_WORDS):
+                 host_backed: bool = False):
         self.lock = lock or threading.RLock()
         self._host_backed = host_backed  # device memory is the process's own (lavapipe)
         self._mgr = manager
         self._max_bytes = max_bytes
         self.limit = limit
         self.capacity = capacity  # bytes the pool may hold in all (None: what the device gives)
-        self.mapped_words = mapped_words  # size classes up to this are mapped (0: none)
         self._free: dict[int, list[Buffer]] = {}
         self._deferred: list[Buffer] = []
         self.in_use = 0        # bytes of buffers handed out (device memory; staging as much again, unless mapped)
@@ -124,7 +121,7 @@ class Pool:
     def _create(self, cls: int) -> Buffer:
         from ._kpmod import kp
         need = cls * WORD
-        mapped = cls <= self.mapped_words
+        mapped = cls <= MAPPED_WORDS
         if self.capacity is not None and self.in_use + self.cached + need > self.capacity:
             self.stats["allocation_retries"] += 1
             self.trim(max(0, self.capacity - self.in_use - need))

@@ -30,7 +30,6 @@ class Stream:
         self._ops = 0           # operations recorded in the current sequence
         self._barrier = kp.OpGlobalBarrier()
         self._host_barrier = kp.OpHostReadBarrier()
-        self._closed = False    # the current sequence already ends with the host barrier
         self._host_epoch = 0    # the newest submit that ended with the host barrier
         self._pool = pool
         self.submitted = 0      # submit count so far == epoch of the newest submit
@@ -101,11 +100,8 @@ class Stream:
         self.completed = max(self.completed, self._epochs[other])
 
     def _submit(self, wait: bool, host: bool = False) -> None:
-        """Submit the current sequence; host=True: end it with the barrier to host reads."""
+        """Submit the current sequence; host=True: it ends with the barrier to host reads."""
         seq = self._seqs[self._cur]
-        if host and not self._closed:
-            seq.record(self._host_barrier)
-        self._closed = False
         self.submitted += 1
         if host:
             self._host_epoch = self.submitted
@@ -173,7 +169,6 @@ class Stream:
             return []
         self._await_other()
         self._seqs[self._cur].record(self._host_barrier)  # once: each eval submits the same commands
-        self._closed = True
         took = []
         for i in range(times):
             t0 = time.perf_counter()
@@ -209,8 +204,9 @@ class Stream:
             else:  # the copy ends with its own barrier to host reads
                 self._record(kp.OpTensorSyncLocal([buf.tensor]))
             self.stats["downloads"] += 1
-        if mapped and not self._ops and self._host_epoch < self.submitted:
-            self._record(self._host_barrier, barrier=False)  # earlier submits' writes, for the host
+        if mapped and (self._ops or self._host_epoch < self.submitted):
+            # last in this submit (or alone, for earlier submits' writes): device writes, for the host
+            self._record(self._host_barrier, barrier=False)
         if self._ops:
             try:
                 self._submit(wait=True, host=mapped)
