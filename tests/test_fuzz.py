@@ -317,8 +317,10 @@ def gen_reduce(rng) -> Case:
             x64 = ins[0].astype(np.float64)
             mag = np.max(np.abs(x64), axis=axis, keepdims=keepdims, initial=0) if x64.size else 0.0
             return 1e-5 * (mag ** 2 if name == "var" else mag) + TINY, 1e-5
+    # max/min of a ±0 tie may keep either zero (documented in primitives/reduce.py)
     return Case(f"reduce.{name}", f"{name}{' (method)' if method else ''} {_shape_desc(x)} {kw}", [x], run, tol=tol,
-                upcast=name in ("sum", "prod", "mean", "var", "std"))
+                upcast=name in ("sum", "prod", "mean", "var", "std"),
+                signed_zero=name not in ("max", "min", "amax", "amin"))
 
 
 # -- scans --

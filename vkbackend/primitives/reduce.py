@@ -12,6 +12,8 @@ and std return float32 (dtype= may only ask for float32); argmax/argmin return i
 mean sums in float32 along a tree (per invocation, workgroup, split), var and std take two passes
 (the mean, then double-float sums of the deviations from it: see reduce.comp's DEV), within about
 an ulp of numpy's float64 result for any offset of the data, integers near 2**31 included.
+max/min of a tie between -0.0 and +0.0 may return either zero: numpy's answer depends on the
+order it meets them, and NVIDIA's subgroupMin orders -0.0 below +0.0.
 """
 from __future__ import annotations
 
