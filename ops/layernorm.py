@@ -38,16 +38,18 @@ from ..array import Array, Storage
 from ..primitives import elementwise as ew, launch, reduce
 from ..primitives.creation import asarray, zeros
 from ..primitives.launch import LoopBudgetError, budget_chunks, collective_cost
+from .tuning import LAYERNORM_FLOATS_PER_THREAD_BWD, LAYERNORM_VECS_PER_THREAD
 
 __all__ = ["layer_norm", "rms_norm", "layer_norm_vjp", "rms_norm_vjp"]
 
 _SHADER = "ops/layernorm.comp"
 _COLSUM = "ops/layernorm_colsum.comp"
 
-# Planning knobs (vectors are vec4 or float, whichever the row is read as).
-VECS_PER_THREAD = 1        # target vectors per invocation, workgroup-per-row mode (H100 sweep: 1 best)
+# Planning knobs (vectors are vec4 or float, whichever the row is read as); the measured ones come
+# from tuning.py, with their measurements.
+VECS_PER_THREAD = LAYERNORM_VECS_PER_THREAD  # target vectors per invocation, workgroup-per-row mode
 FLOATS_PER_THREAD_FWD = 32  # most floats of the row held per invocation (forward)
-FLOATS_PER_THREAD_BWD = 32  # the same for the backward (H100 sweep: 32 beat 8 and 16 at D = 8192)
+FLOATS_PER_THREAD_BWD = LAYERNORM_FLOATS_PER_THREAD_BWD  # the same for the backward
 PREFERRED_WG_FWD = 512     # largest workgroup the forward picks before it must go larger
 MIN_WG = 32
 SG_VECS = 4                # a subgroup per row while a row is at most this many vectors per lane

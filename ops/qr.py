@@ -22,10 +22,10 @@ memory besides the results is T (NB x NB per panel and matrix).
 The panel width adapts to the panel height (the register file of one SM): NB = nb_max (16) while
 the rows fit, 8 for taller panels, and a streaming variant (rows in memory) beyond that. A
 look-ahead schedule (the next panel factorised beside the trailing update, no barrier between) is
-a tunable, off: on the H100 it cost ~44 us per panel (n=2000, R only: 15.9 ms with it, 13.1
-without). `TUNE` holds the knobs; environment: VKBACKEND_QR_<KEY>=value (tuples comma-separated),
-declared in KEYS, registered in vkbackend/config.py and applied at the first QR call (a malformed
-value raises ValueError there, never at import).
+a tunable, off: it measured slower (ops/tuning.py). `TUNE` holds the knobs; environment:
+VKBACKEND_QR_<KEY>=value (tuples comma-separated), declared in KEYS, registered in
+vkbackend/config.py and applied at the first QR call (a malformed value raises ValueError there,
+never at import).
 
 Under a loop budget (lavapipe: 65535 counted loop iterations per invocation; see
 docs/loop_budget/matmul_qr.md) panels take larger workgroups or fewer columns so that their row
@@ -45,6 +45,7 @@ from vkbackend.array import Array
 from vkbackend.primitives.creation import asarray
 from vkbackend.primitives import launch
 from vkbackend.primitives.launch import LoopBudgetError, groups_for
+from .tuning import QR_LOOKAHEAD, QR_NB_MAX
 
 __all__ = ["qr", "householder_product", "apply_q", "QRResult"]
 
@@ -63,8 +64,8 @@ _UTIL_WG = 256
 # Software devices (lavapipe) have their own, smaller set (LLVM compiles unrolled register tiles
 # for minutes).
 TUNE = {
-    "nb_max": 16,            # widest panel (power of two, 8..32; H100, n=2000, R only: 16 11.7 ms,
-                             # 32 13.1: a 16-wide panel step is shorter, and panels are the critical path)
+    "nb_max": QR_NB_MAX,     # widest panel (power of two, 8..32; not 32: a 16-wide panel step is
+                             # shorter, and panels are the critical path)
     "nb_min": 8,             # narrowest register-resident panel before streaming
     "stream_nb": 16,         # panel width of the streaming (very tall) variant
     "panel_wgs": (1024, 512, 256, 128, 64),
@@ -73,7 +74,7 @@ TUNE = {
     "reg_overhead": 24,      # registers of the panel kernel besides its rows, sums and update row
     "unroll_k": 1,           # unroll the panel's column loop (register panels)
     "target_groups": 120,    # workgroups an update dispatch should reach (~ the SM count)
-    "lookahead": 0,          # 1: next panel beside the trailing update (no barrier between them)
+    "lookahead": QR_LOOKAHEAD,  # 1: next panel beside the trailing update (no barrier between them)
     "apply_nb": 32,          # block width for apply_q / householder_product
     # software devices: the streaming panel (rows in memory, which is a CPU's cache anyway)
     "sw_panel_wgs": (128,),

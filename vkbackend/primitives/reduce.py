@@ -31,21 +31,22 @@ from ..array import Array
 from . import launch, layout, recipes
 from .creation import asarray, zeros
 from .launch import LoopBudgetError, collective_cost
+from .tuning import REDUCE_GROUPS, REDUCE_WG
 
 __all__ = ["sum", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "mean", "var", "std",
            "all", "any"]
 
 SHADER = "primitives/reduce.comp"
 
-# Tunables (read at each call).
-WG = 256              # invocations per workgroup (H100 at 64M: 512 x 528 groups only ~1% faster)
+# Tunables (read at each call); the measured ones come from tuning.py, with their measurements.
+WG = REDUCE_WG        # invocations per workgroup (wider ones gained next to nothing)
 UNROLL = 4            # loads in flight per invocation (vec4 loads on contiguous rows)
 MIN_ITEMS = 4         # elements per invocation below which one workgroup takes several outputs
 COALESCE = 32         # invocations along a contiguous inner axis, at least
 SPLIT_ITEMS = 16      # elements per invocation, at least, in each piece of a split n (one unrolled vec4 step)
-# Workgroups that fill a GPU: about 8 resident groups of 256 per multiprocessor on the H100 and
-# H200 (Device.multiprocessors, 132 there); measured as a constant, not derived from the count.
-GROUPS = 1024
+# Workgroups that fill a GPU (about 8 resident groups of 256 per multiprocessor): a constant, not
+# derived from Device.multiprocessors.
+GROUPS = REDUCE_GROUPS
 SOFTWARE_GROUPS = 8   # the same for lavapipe, which runs a few at a time on CPU threads
 _COUNTERS = 4096      # tile counters kept zeroed for split reductions (bounds the split tiles)
 

@@ -48,6 +48,7 @@ from . import elementwise, launch
 from .creation import asarray, zeros
 from .launch import LoopBudgetError, collective_cost, grid_groups
 from .operands import flag
+from .tuning import SCAN_ITEMS, SCAN_LAYOUT, SCAN_STATIC_TILES, SCAN_WORKGROUP
 
 __all__ = ["cumsum", "cumprod", "cummax", "cummin"]
 
@@ -60,25 +61,24 @@ STATE_HEADER = 8  # words before the tile states in the chained scan's state buf
 
 @dataclasses.dataclass(frozen=True)
 class Tuning:
-    """Tunables, read at each call: replace `TUNING` (dataclasses.replace) to try others."""
-    workgroup: int = 256       # invocations per tile workgroup
-    items: int = 16            # elements per invocation (a multiple of 4: vec4 loads and stores;
-                               # H100, 64M, striped, 256 wide: 16 2491 GB/s; 512 wide: 8 2156,
-                               # 12 2293, 16 2475, 20 and more spill registers (1216-1480))
-    layout: str = "striped"    # a tile over the threads (scan.comp): "striped" (a contiguous run
+    """Tunables, read at each call: replace `TUNING` (dataclasses.replace) to try others. The
+    measured defaults come from tuning.py, with their measurements."""
+    workgroup: int = SCAN_WORKGROUP  # invocations per tile workgroup
+    items: int = SCAN_ITEMS    # elements per invocation (a multiple of 4: vec4 loads and stores;
+                               # longer runs per invocation spill registers)
+    layout: str = SCAN_LAYOUT  # a tile over the threads (scan.comp): "striped" (a contiguous run
                                # per subgroup, coalesced; "blocked" where the device lacks subgroup
-                               # arithmetic), "blocked" or "staged" (through shared memory). H100,
-                               # 64M, 512 x 12, the kernel without its look-back (timing only):
-                               # striped 2881 GB/s (copy 2824), blocked 2004: a blocked quad run
-                               # per invocation leaves each warp access half a sector per lane
+                               # arithmetic), "blocked" or "staged" (through shared memory).
+                               # Striped by default: a blocked quad run per invocation leaves each
+                               # warp access half a sector per lane
     lookback: int = 1          # predecessor states each look-back walker reads per round: with
                                # subgroup arithmetic a window of lookback * subgroup size tiles
     subgroup_lookback: bool = True  # the look-back walks with a whole subgroup where it can
                                     # (False: one invocation reads `lookback` states per round)
     spin: int = 64             # look-back rounds on a silent predecessor before the fallback
     software_spin: int = 16    # the same on lavapipe, whose loop budget (65535) every spin uses up
-    static_tiles: bool = True  # tiles by gl_WorkGroupID, not by a counter (scan.comp's STATIC_TILES;
-                               # H100, 64M: 2189 GB/s against 2029)
+    static_tiles: bool = SCAN_STATIC_TILES  # tiles by gl_WorkGroupID, not by a counter
+                                            # (scan.comp's STATIC_TILES; the faster of the two)
     short_row: int = 32        # last-axis rows up to this long: a thread per row (scan_strided)
     chunk: int = 256           # scan_strided: positions along the axis per thread
     strided_workgroup: int = 256

@@ -1,0 +1,22 @@
+"""The layer norm's and QR's defaults that rest on measurements, and the measurements behind them,
+on an NVIDIA H100 80GB HBM3: layer norm by tools/benchmarks/layernorm.py's cases (tools/tune.py
+sweeps one of layernorm.py's constants over them), QR by tools/benchmarks/qr.py's n = 2000 cases
+(VKBACKEND_QR_SWEEP sets qr.py's TUNE keys; run through tools/bench.py).
+
+layernorm.py and qr.py take these values and say why they hold; a sweep that moves one changes it
+here. Plain values: this module imports nothing.
+"""
+
+# -- layernorm.py ---------------------------------------------------------------------------------
+# Target vectors per invocation, workgroup-per-row mode. H100 sweep: 1 best.
+LAYERNORM_VECS_PER_THREAD = 1
+# Most floats of the row held per invocation in the backward. H100 sweep: 32 beat 8 and 16 at
+# D = 8192.
+LAYERNORM_FLOATS_PER_THREAD_BWD = 32
+
+# -- qr.py (TUNE's defaults) ----------------------------------------------------------------------
+# Widest panel. H100, n=2000, R only: 16 11.7 ms, 32 13.1.
+QR_NB_MAX = 16
+# The look-ahead schedule, off. On the H100 it cost ~44 us per panel (n=2000, R only: 15.9 ms with
+# it, 13.1 without).
+QR_LOOKAHEAD = 0

@@ -1,0 +1,29 @@
+"""The reductions' and the scans' defaults that rest on measurements, and the measurements behind
+them: float32 at 64M elements on an NVIDIA H100 80GB HBM3, timed by tools/bench.py's reduce and
+scan benchmarks (tools/benchmarks/reduce.py and scan.py, whose full runs sweep these tunables).
+The runs are in docs/bench/: 2026-11-23/elementwise-gather-reduce-scan-qr.md (reduce's sweep),
+2026-11-24/scan-striped-sweep.md and that folder's README (the scan's tile and layout).
+
+reduce.py and scan.py take these values and say why they hold; a sweep that moves one changes
+it here. Plain values: this module imports nothing.
+"""
+
+# -- reduce.py ------------------------------------------------------------------------------------
+# Invocations per workgroup. H100 at 64M: 512 x 528 groups only ~1% faster.
+REDUCE_WG = 256
+# Workgroups that fill a GPU: about 8 resident groups of 256 per multiprocessor on the H100 and
+# H200 (Device.multiprocessors, 132 there); measured as a constant (the benchmark sweeps 528,
+# 2112 and 4224), not derived from the count.
+REDUCE_GROUPS = 1024
+
+# -- scan.py (Tuning's defaults) --------------------------------------------------------------------
+# The tile, workgroup x items elements (items a multiple of 4: vec4 loads and stores). H100, 64M,
+# striped, 256 wide: 16 2491 GB/s; 512 wide: 8 2156, 12 2293, 16 2475, 20 and more spill
+# registers (1216-1480).
+SCAN_WORKGROUP = 256
+SCAN_ITEMS = 16
+# A tile over the threads. H100, 64M, 512 x 12, the kernel without its look-back (timing only):
+# striped 2881 GB/s (copy 2824), blocked 2004.
+SCAN_LAYOUT = "striped"
+# Tiles by gl_WorkGroupID, not by a counter. H100, 64M: 2189 GB/s against 2029.
+SCAN_STATIC_TILES = True
