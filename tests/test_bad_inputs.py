@@ -629,8 +629,10 @@ bad("Array.__getitem__", "float array index", lambda m, x, k: x[k], (F(3, 2), F(
 bad("Array.__getitem__", "index array out of range", lambda m, x: x[np.array([0, 5])], (F(3, 2),), ("5", "bounds"))
 bad("Array.__getitem__", "index array out of range on axis 1", lambda m, x: x[:, [-3]], (F(3, 2),), ("-3", "bounds"))
 bad("Array.__getitem__", "0-d indexed", lambda m, x: x[0], (F(),), ("too many", "0-dimensional"))
-bad("Array.__getitem__", "two index arrays (supported: one)", lambda m, x: x[[0, 1], [1, 0]], (F(3, 2),),
-    ("one integer array", "at most one"), IndexError, ref=False)
+bad("Array.__getitem__", "two index arrays, one out of range", lambda m, x: x[[0, 1], [1, 2]], (F(3, 2),),
+    ("2", "bounds", "axis 1"))
+bad("Array.__getitem__", "two index arrays that do not broadcast", lambda m, x: x[[0, 1], [1, 0, 1]], (F(3, 2),),
+    ("broadcast", "(2,)", "(3,)"))
 bad("Array.__getitem__", "bool scalar index", lambda m, x: x[True], (F(3),), ("boolean", "bool"), IndexError,
     ref=False)
 bad("Array.__getitem__", "float16 mask after a slice", lambda m, x, k: x[:, k], (F(3, 2), B(2)), ("mask", "first"),
@@ -641,6 +643,7 @@ val("Array.__getitem__", "empty index list", lambda m, x: x[[]], (F(3, 2),))
 val("Array.__getitem__", "all-false mask", lambda m, x, k: x[k], (F(3, 2), B(3, values=[0, 0, 0])))
 val("Array.__getitem__", "NaN gathered", lambda m, x: x[[2, 0, 2]], (F(3, values=[np.nan, 1, np.inf]),))
 val("Array.__getitem__", "0-d by ()", lambda m, x: x[()], (F(values=[4.0]),))
+val("Array.__getitem__", "two index arrays apart", lambda m, x: x[[0, -1], :, [[1], [0]]], (F(3, 2, 2),))
 
 # -- gather / scatter -----------------------------------------------------------------------------------
 bad("take", "index out of range", lambda m, x: m.take(x, [0, 6]), (F(2, 3),), ("6", "bounds"))

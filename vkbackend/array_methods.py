@@ -60,7 +60,7 @@ def __getitem__(self, key):
 def __setitem__(self, key, value) -> None:
     """self[key] = value, written into this array's buffer (its views see it): basic keys
     (ints, slices, Ellipsis, None) with broadcast values, a leading boolean mask with values
-    for its trailing dims, one integer array (see vkbackend/primitives/setitem.py)."""
+    for its trailing dims, integer arrays (see vkbackend/primitives/setitem.py)."""
     setitem(self, key, value)
 
 

@@ -153,6 +153,37 @@ def test_take_along_axis_and_getitem(rng):
     np.testing.assert_array_equal(got.numpy(), x[clamped(rows, 6), ::2])
 
 
+def test_getitem_and_setitem_with_several_arrays(rng, monkeypatch):
+    """Several device index arrays: each is checked on its own axis (the report names that axis
+    and the array's own position); gathers clamp and scatters drop as with one array."""
+    from vkbackend.primitives.getitem import getitem
+    x = random_array(rng, (7, 5, 11), np.float32)
+    a = vk.asarray(x)
+    i = rng.integers(-7, 7, (3, 1))
+    j, first = plant_bad(rng, rng.integers(-11, 11, (3, 4)), 11, 2)
+    got = getitem(a, (dev(i), slice(None), dev(j)), check_indices=True)
+    with pytest.raises(IndexError, match=raised("getitem", j, first, 11, 2)):
+        got.numpy()
+    np.testing.assert_array_equal(got.numpy(), x[clamped(i, 7), :, clamped(j, 11)])
+    k, first = plant_bad(rng, rng.integers(0, 5, (4,)), 5, 1, signed=False)
+    got = getitem(a, (2, dev(k, np.uint32), dev(j[0] % 11)), check_indices=True)
+    with pytest.raises(IndexError, match=raised("getitem", k, first, 5, 1, lo=0)):
+        vk.synchronize()
+    np.testing.assert_array_equal(got.numpy(), x[2, np.minimum(k, 4), j[0] % 11])
+    monkeypatch.setenv(ENV, "1")                      # setitem follows the environment
+    b = vk.asarray(x)
+    rows = rng.permutation(7)[:3] - 7 * rng.integers(0, 2, 3)
+    cols, first = plant_bad(rng, rng.permutation(11)[:3], 11, 1)
+    v = random_array(rng, (3, 5), np.float32)
+    b[dev(rows), :, dev(cols)] = vk.asarray(v)
+    with pytest.raises(IndexError, match=raised("setitem", cols, first, 11, 2)):
+        vk.synchronize()
+    want = x.copy()
+    ok = in_range(cols, 11)
+    want[rows[ok], :, cols[ok]] = v[ok]
+    np.testing.assert_array_equal(b.numpy(), want)    # the bad writes dropped
+
+
 # -- the scatters ----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("unique", [False, True])

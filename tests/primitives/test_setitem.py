@@ -179,6 +179,104 @@ def test_integer_array_index(rng):
     same(a, x)
 
 
+def with_index_arrays(rng, key, shape, count):
+    """A basic key (random_key) with `count` of its ints and slices made integer arrays (random
+    indices in [-n, n), shapes that broadcast together); None when it has too few."""
+    consuming = [p for p, k in enumerate(key) if k is not None and k is not Ellipsis]
+    if len(consuming) < count:
+        return None
+    e = key.index(Ellipsis) if Ellipsis in key else len(key)
+    before, after = [p for p in consuming if p < e], [p for p in consuming if p > e]
+    dims = {p: d for d, p in enumerate(before)}
+    dims.update({p: len(shape) - len(after) + d for d, p in enumerate(after)})
+    full = tuple(int(n) for n in rng.integers(1, 4, int(rng.integers(0, 3))))
+    key = list(key)
+    for p in rng.choice(consuming, count, replace=False):
+        n = shape[dims[p]]
+        ishape = tuple(1 if rng.random() < 0.3 else m for m in full)[int(rng.integers(0, len(full) + 1)):]
+        key[p] = rng.integers(-n, n, ishape)
+    return tuple(key)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_several_integer_arrays_against_numpy(rng, dtype):
+    """Random keys with 2 or 3 integer arrays among ints, slices of any step, None and '...';
+    values broadcast, from the host or the device; the index arrays on the host or the device.
+    Duplicate targets are left out (numpy's order for them is its iteration's)."""
+    for shape in [(5, 6, 7), (3, 4, 5, 6), (9, 17)]:
+        x = random_array(rng, shape, dtype)
+        a = vk.asarray(x)
+        tried = 0
+        while tried < 10:
+            key = with_index_arrays(rng, random_key(rng, shape), shape, int(rng.integers(2, 4)))
+            if key is None:
+                continue
+            target = x[key].shape
+            flat = np.arange(x.size).reshape(shape)[key]
+            if np.unique(flat).size != flat.size:
+                continue
+            tried += 1
+            value = random_value(rng, target, dtype)
+            device_key = tuple(vk.asarray(k.astype(np.int32)) if isinstance(k, np.ndarray) and rng.random() < 0.5
+                               else k for k in key)
+            as_device = isinstance(value, np.ndarray) and rng.random() < 0.5
+            x[key] = value
+            a[device_key] = vk.asarray(value) if as_device else value
+            same(a, x)
+
+
+def test_several_integer_arrays(rng):
+    x = random_array(rng, (6, 7, 8), np.float32)
+    a = vk.asarray(x)
+    # No two elements of a key target the same one (numpy's order for those is its iteration's):
+    # distinct rows i, columns j, and k distinct along both of its dims; some negative.
+    i = (rng.permutation(6)[:3] - 6 * rng.integers(0, 2, 3))[:, None]
+    j = rng.permutation(7)[:4] - 7 * rng.integers(0, 2, 4)
+    k = (rng.permutation(8)[:4] + np.arange(3)[:, None]) % 8 - 8 * rng.integers(0, 2, (3, 4))
+    for key in [(i, j), (i, slice(None), k), (i, j, k), (i, 2, k), (slice(None, None, -2), j, k),
+                (None, i, ..., k), (i, j, slice(None, None, -3)), (-1, j[:2], [[3], [-2]])]:
+        flat = np.arange(x.size).reshape(x.shape)[key]
+        assert np.unique(flat).size == flat.size
+        v = random_array(rng, x[key].shape, np.float32)
+        a[key] = v
+        x[key] = v
+        same(a, x)
+        a[key] = vk.asarray(v[..., :1])
+        x[key] = v[..., :1]
+        same(a, x)
+    a[[1, 1, 1], [2, 2, 2]] = np.array([[1.0], [2.0], [3.0]], np.float32)  # duplicates: the last wins
+    x[[1, 1, 1], [2, 2, 2]] = np.array([[1.0], [2.0], [3.0]], np.float32)
+    same(a, x)
+    a[[2, 3], [0, 1]] = a[4, :2]                                      # a value that views a itself
+    x[[2, 3], [0, 1]] = x[4, :2].copy()
+    same(a, x)
+    part = a[1:5]                                                     # writes through a view
+    part[[0, -1], :, [7, 0]] = -1.0
+    x[1:5][[0, -1], :, [7, 0]] = -1.0
+    same(a, x)
+    a[[], []] = 5.0                                                   # empty: nothing written
+    same(a, x)
+
+
+def test_several_device_arrays_drop_out_of_range(rng):
+    """Out-of-range device indices are dropped, the others written, as for one array."""
+    x = random_array(rng, (5, 6), np.int32)
+    a = vk.asarray(x)
+    i = np.array([0, 7, -6, 4, 2**31 - 1, -1])
+    j = np.array([1, 2, 3, -7, 5, 0])
+    v = random_array(rng, (6,), np.int32)
+    a[vk.asarray(i.astype(np.int32)), vk.asarray(j.astype(np.int32))] = vk.asarray(v)
+    ok = (i >= -5) & (i < 5) & (j >= -6) & (j < 6)
+    x[i[ok], j[ok]] = v[ok]
+    same(a, x)
+    u = np.array([0, 6, 3, 2**32 - 1], np.uint32)
+    b = vk.asarray(random_array(rng, (5, 2, 6), np.int32))
+    xb = b.numpy().copy()
+    b[vk.asarray(u), 1, vk.asarray(u)] = 7
+    xb[u[u < 5], 1, u[u < 5]] = 7
+    same(b, xb)
+
+
 def test_setitem_bad_inputs(rng):
     a = vk.asarray(random_array(rng, (4, 5), np.float32))
     h = vk.asarray(random_array(rng, (4,), np.float16))
@@ -213,8 +311,14 @@ def test_setitem_bad_inputs(rng):
             a[m] = np.ones((2, 5), np.float32)
         with pytest.raises(IndexError, match="does not match"):
             a[np.ones(3, bool)] = 1
-        with pytest.raises(IndexError, match="combined"):
-            a[[0, 1], 2] = 1
+        with pytest.raises(IndexError, match="mask together with integer array"):
+            a[np.ones(4, bool), [0, 1, 2, 3]] = 1
+        with pytest.raises(IndexError, match="could not be broadcast together"):
+            a[[0, 1], [0, 1, 2]] = 1
+        with pytest.raises(IndexError, match="index 5 is out of bounds for axis 1 with size 5"):
+            a[[0, 1], [0, 5]] = 1
+        with pytest.raises(ValueError, match="could not broadcast"):
+            a[[0, 1], [0, 1]] = np.ones(3)
 
 
 # -- in-place operators ------------------------------------------------------------------------

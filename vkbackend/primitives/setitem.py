@@ -7,9 +7,10 @@ as getitem.py selects it; the value is written there by one strided copy
 dtype on the way; a scalar is a one-element array, or a plain fill where the view is contiguous).
 A value that shares a's buffer is copied first (a[1:] = a[:-1] reads what it overwrites).
 Advanced keys: a boolean mask first (then only ':' / '...') with a value that broadcasts to a's
-trailing dims (a where() over a, copied back); one integer array with only ':' / '...' around it
-(put_along_axis: duplicates, the last wins). Values with one element per True of a mask, and
-other mixes of integer arrays, raise IndexError.
+trailing dims (a where() over a, copied back); integer arrays, one or several that broadcast
+together, with ints, slices, None and '...' around them (a scatter over the selection getitem
+gathers: duplicates, the last wins). Values with one element per True of a mask, and masks mixed
+with integer arrays, raise IndexError.
 
 In-place operators compute the out-of-place result and copy it into a's buffer (one extra copy;
 the elementwise kernels write only fresh arrays). As numpy, the result must keep a's shape and
@@ -27,10 +28,11 @@ from .. import dtypes
 from ..array import Array
 from .creation import _bits, _fill, asarray
 from .elementwise import astype, where
-from .getitem import _basic_view, _expand_ellipsis, _key_kind
+from .getitem import _basic_view, _expand_ellipsis, _key_kind, advanced_selection
+from .indexing import Walk
 from .layout import launch_copy, plan_copy
 from .operands import HOST_DATA, collapsed, contiguous_strides
-from .scatter import put_along_axis
+from .scatter import _assign, _Values
 
 _SCALARS = (numbers.Number, np.generic)
 
@@ -129,6 +131,10 @@ def _trailing_full(key, kinds, start: int) -> bool:
 
 
 def _set_masked(a: Array, key, kinds, value, name: str) -> None:
+    if "index" in kinds:
+        raise IndexError(f"{name}: a boolean mask together with integer array indices is not supported; "
+                         "supported: integer arrays (with ints, slices, None, '...'), or one boolean mask "
+                         "first followed only by ':' or '...' (convert the mask with nonzero())")
     if kinds[0] != "mask" or not _trailing_full(key, kinds, 1):
         raise IndexError(f"{name}: a boolean mask must be the first index, followed only by ':' or '...'")
     mask = key[0]
@@ -161,36 +167,33 @@ def _set_masked(a: Array, key, kinds, value, name: str) -> None:
 
 
 def _set_indexed(a: Array, key, kinds, value, name: str) -> None:
-    """One integer array, everything else ':' or '...': put_along_axis on the flattened index."""
-    if kinds.count("index") != 1 or any(kd not in ("index", "slice", "ellipsis") for kd in kinds):
-        raise IndexError(f"{name}: an integer array index can only be combined with ':' and '...'")
-    pos = kinds.index("index")
-    if not (_trailing_full(key[:pos], kinds[:pos], 0) and _trailing_full(key, kinds, pos + 1)):
-        raise IndexError(f"{name}: an integer array index can only be combined with ':' and '...'")
+    """Integer arrays (one, or several that broadcast together; ints, slices, None and '...'
+    around them): the value scattered over what getitem gathers (advanced_selection).
+    Duplicates: the last in C order of the selection wins; device indices out of range are
+    dropped (checked mode: VKBACKEND_CHECK_INDICES), as put_along_axis does."""
     key, kinds = _expand_ellipsis(key, kinds, a.ndim, name)
-    axis = kinds.index("index")
-    idx = key[axis]
-    ishape = tuple(idx.shape) if isinstance(idx, Array) else np.shape(idx)
-    k = math.prod(ishape)
-    target = a.shape[:axis] + ishape + a.shape[axis + 1:]
-    if not isinstance(idx, Array):
-        host = np.asarray(idx)
-        n = a.shape[axis]
-        if host.size and (host.min() < -n or host.max() >= n):
-            bad = host.min() if host.min() < -n else host.max()
-            raise IndexError(f"{name}: index {bad} is out of bounds for axis {axis} with size {n}")
+    sel = advanced_selection(a, key, kinds, name, None, scatter=True)
     val = _value_operand(value, a.dtype, name)
-    _broadcast_walk(val.shape, target, name)
-    flat_idx = idx.reshape(-1) if isinstance(idx, Array) else np.asarray(idx).reshape(-1)
-    flat_idx = flat_idx.reshape((1,) * axis + (k,) + (1,) * (a.ndim - axis - 1))
-    flat_target = a.shape[:axis] + (k,) + a.shape[axis + 1:]
-    if isinstance(val, np.ndarray) and val.ndim == 0:
-        values = val[()]
+    vstrides = _broadcast_walk(val.shape, sel.shape, name)
+    if not math.prod(sel.shape):
+        return None
+    if isinstance(val, Array):
+        if val._storage is a._storage:
+            val = val.copy()  # it may overlap what is written: read it from a copy
+        vals = _Values(tuple(val.shape), a.dtype, array=val)
     else:
-        from .manipulation import broadcast_to
-        v = val if isinstance(val, Array) else asarray(val, a.dtype)
-        values = broadcast_to(v, target).reshape(flat_target)
-    put_along_axis(a, flat_idx, values, axis)
+        vals = _Values(val.shape, a.dtype, host=val)
+    # The claim pass indexes its a-sized words from the base offset: walk stepped-back slices
+    # forwards (values too), so that no position precedes it (each element is still reached
+    # from the same index coordinates, so the same duplicate wins).
+    base_off, base_st, voff, vst = sel.base.offset, list(sel.base.strides), vals.offset, list(vstrides)
+    for d, (n, st) in enumerate(zip(sel.shape, base_st)):
+        if st < 0:
+            base_off, base_st[d] = base_off + (n - 1) * st, -st
+            voff, vst[d] = voff + (n - 1) * vst[d], -vst[d]
+    idx = sel.index()
+    _assign(a, sel.shape, vals, Walk(voff, vst), Walk(idx.offset, sel.index_strides), Walk(base_off, base_st),
+            sel.axis_stride, idx, unique_indices=False)
     return None
 
 
