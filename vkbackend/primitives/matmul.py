@@ -128,6 +128,9 @@ CONFIGS = {
 }
 # Use the largest tile that still yields at least this many workgroups (to fill the GPU's cores).
 MIN_TILES = 128
+# Fewer tiles than MIN_TILES with a long K (skinny products: a matrix times a vector) cut K into
+# slices of at least this many elements, one batch of the kernel each, summed by reduce.sum_into.
+SPLIT_K_MIN = 64
 
 
 def _fits(cfg: TileConfig, dev) -> bool:
@@ -205,13 +208,16 @@ def record_gemm(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda: in
         return
     batch = math.prod(extents)
     cfg = _config(dev, m, n, batch, config)
+    if not extents and beta == 0 and ldc == n and config is None and env_config(dev) is None:
+        splits = _split_k(dev, cfg, m, n, k)
+        if splits > 1:
+            _record_split_k(a, b, c, offs, cfg, splits, m=m, n=n, k=k, lda=lda, ldb=ldb,
+                            trans_a=trans_a, trans_b=trans_b, alpha=alpha)
+            return
 
-    def aligned(*vals):
-        return all(v % 4 == 0 for v in vals)
-
-    a_vec = aligned(offs[0], lda, *sa, (m if trans_a else k))
-    b_vec = aligned(offs[1], ldb, *sb, (k if trans_b else n))
-    c_vec = aligned(offs[2], ldc, *sc, n)
+    a_vec = _aligned(offs[0], lda, *sa, (m if trans_a else k))
+    b_vec = _aligned(offs[1], ldb, *sb, (k if trans_b else n))
+    c_vec = _aligned(offs[2], ldc, *sc, n)
     defines = {"BM": cfg.bm, "BN": cfg.bn, "BK": cfg.bk, "TM": cfg.tm, "TN": cfg.tn,
                "WARP_X": cfg.warp_x, "LANES": cfg.lanes, "TRANS_A": int(bool(trans_a)),
                "TRANS_B": int(bool(trans_b)), "A_VEC": int(a_vec), "B_VEC": int(b_vec),
@@ -232,6 +238,60 @@ def record_gemm(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda: in
         push = [m, n, kl, lda, ldb, ldc, o_a, o_b, offs[2], float(alpha), float(beta if first else 1.0),
                 batch, group, *extents, *sa, *sb, *sc]
         kernel([a.buffer, b.buffer, c.buffer], push, groups)
+
+
+def _split_k(dev, cfg: TileConfig, m: int, n: int, k: int) -> int:
+    """Slices of K for an m x n product that gives too few tiles to fill the device (1: none),
+    each of whole BK steps, at least SPLIT_K_MIN long, and within the loop budget in one dispatch."""
+    tiles = -(-m // cfg.bm) * -(-n // cfg.bn)
+    target = registry.get("VKBACKEND_MATMUL_MIN_TILES") or MIN_TILES
+    splits = min(-(-target // tiles), k // max(SPLIT_K_MIN, cfg.bk))
+    if splits < 2:
+        return 1
+    kc = -(-(-(-k // splits)) // cfg.bk) * cfg.bk
+    groups, trips = _grid(dev, cfg, m, n, -(-k // kc))
+    try:
+        if len(_k_slices(kc, cfg.bk, trips, m, n, 1)) > 1:
+            return 1
+    except launch.LoopBudgetError:
+        return 1
+    return -(-k // kc)
+
+
+def _record_split_k(a, b, c, offs, cfg, splits: int, *, m, n, k, lda, ldb, trans_a, trans_b, alpha) -> None:
+    """C = alpha * op(A) @ op(B) as products over slices of K (kc long, one batch of the kernel;
+    the rest of K in a second dispatch beside it), each into its own m x n plane of a workspace,
+    then the planes summed into C."""
+    from . import reduce  # a sibling primitive; imported here as only this path needs it
+    rt = runtime.get()
+    kc = -(-(-(-k // splits)) // cfg.bk) * cfg.bk
+    full, rest = divmod(k, kc)
+    planes = full + (rest > 0)
+    work = Array.empty((planes * m * n,), dtypes.float32)
+    step_a, step_b = kc * lda if trans_a else kc, kc if trans_b else kc * ldb
+    for first, count, kl in ((0, full, kc), (full, 1, rest)):
+        if not count or not kl:
+            continue
+        o_a, o_b, o_c = offs[0] + first * step_a, offs[1] + first * step_b, first * m * n
+        batched = count > 1
+        defines = {"BM": cfg.bm, "BN": cfg.bn, "BK": cfg.bk, "TM": cfg.tm, "TN": cfg.tn,
+                   "WARP_X": cfg.warp_x, "LANES": cfg.lanes, "TRANS_A": int(bool(trans_a)),
+                   "TRANS_B": int(bool(trans_b)), "HAS_BETA": 0, "BATCH_RANK": int(batched),
+                   "A_VEC": int(_aligned(o_a, lda, step_a, m if trans_a else kl)),
+                   "B_VEC": int(_aligned(o_b, ldb, step_b, kl if trans_b else n)),
+                   "C_VEC": int(_aligned(o_c, n, m * n))}
+        groups, _ = _grid(rt.device, cfg, m, n, count)
+        push = [m, n, kl, lda, ldb, n, o_a, o_b, o_c, float(alpha), 0.0, count, 0]
+        if batched:
+            push += [count, step_a, step_b, m * n]
+        # the two dispatches write apart: the first needs no barrier before the second
+        rt.kernel(_SHADER, defines, cfg.threads)([a.buffer, b.buffer, work.buffer], push, groups,
+                                                 barrier=not (first == 0 and rest))
+    reduce.sum_into(work, (1, planes, m * n), Array(c._storage, (m * n,), c.dtype, offs[2]))
+
+
+def _aligned(*vals) -> bool:
+    return all(v % 4 == 0 for v in vals)
 
 
 def _collapse(m: int, lda: int, ldc: int, trans_a: bool, batch_shape, strides):

@@ -316,12 +316,13 @@ def _defines(op: _Op, in_dtype, acc, out_dtype, plan: _Plan, final: bool) -> dic
 
 
 def _launch(x: Array, step: tuple, op: _Op, acc, out_dtype, den: float, final: bool,
-            pivot: Array | None = None) -> Array:
+            pivot: Array | None = None, out: Array | None = None) -> Array:
     """Record one reduction of x, seen as (outer, n, inner), along n (var/std: `pivot` holds each
-    output's mean and `den` is ddof)."""
+    output's mean and `den` is ddof), into `out` (contiguous, outer * inner) or a new array."""
     outer, n, inner = step
     outputs = outer * inner
-    out = Array.empty((outputs,), out_dtype)
+    if out is None:
+        out = Array.empty((outputs,), out_dtype)
     if outputs == 0:
         return out
     rt = runtime.get()
@@ -338,6 +339,12 @@ def _launch(x: Array, step: tuple, op: _Op, acc, out_dtype, den: float, final: b
     buffers = [x.buffer, out.buffer, partials.buffer, counters.buffer]
     kernel(buffers if pivot is None else buffers + [pivot.buffer], push, grid)
     return out
+
+
+def sum_into(x: Array, step: tuple, out: Array) -> None:
+    """Record out = x's float32 sum along n, x seen as (outer, n, inner) and `out` a contiguous
+    float32 view of outer * inner elements (split-K's partial products: matmul.py)."""
+    _launch(x, step, _SUM, dtypes.float32, dtypes.float32, step[1], True, out=out)
 
 
 # ---- the reductions ----------------------------------------------------------------------------
