@@ -69,6 +69,14 @@ def _fresh_recipes():
 
 
 @pytest.fixture
+def whole_submits(monkeypatch):
+    """Eager submits off (stream.Stream.eager): what is recorded goes in one submit at the next
+    sync, so that a test can count submits to show an operation never waits mid-recording."""
+    from vkbackend import runtime
+    monkeypatch.setattr(runtime.get().stream, "eager", False)
+
+
+@pytest.fixture
 def planned_budget(monkeypatch):
     """planned_budget(n): the planners see a loop budget of n (at most the device's; it may be set
     again, higher or lower); the kernels keep the device's own. The planners read it through

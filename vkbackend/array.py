@@ -92,16 +92,17 @@ class Array:
     # -- host transfer ----------------------------------------------------------------------
     def numpy(self) -> np.ndarray:
         """Run what is recorded and copy this array back: exactly one submit."""
-        rt = runtime.get()
-        rt.stream.synchronize(downloads=[self.buffer] if self.size else [])
+        stream = runtime.get().stream
         if not self.size:
+            stream.synchronize()
             return np.empty(self.shape, self.dtype)
-        if self.dtype == dtypes.float16:
-            halves = self.buffer.staging().view(np.float16)
-            return halves[self.offset:self.offset + self.size].reshape(self.shape).copy()
-        words = self.buffer.staging()[self.offset:self.offset + self.size]
-        host = words.view(dtypes.STORAGE[self.dtype]).reshape(self.shape)
-        return host.astype(bool) if self.dtype == dtypes.bool_ else host.copy()
+        if self.dtype == dtypes.float16:  # two halves a word: the words that hold them
+            first = self.offset // 2
+            words = stream.read(self.buffer, first, (self.offset + self.size + 1) // 2 - first)
+            halves = words.view(np.float16)[self.offset % 2:self.offset % 2 + self.size]
+            return halves.reshape(self.shape)
+        host = stream.read(self.buffer, self.offset, self.size).view(dtypes.STORAGE[self.dtype]).reshape(self.shape)
+        return host.astype(bool) if self.dtype == dtypes.bool_ else host
 
     def __array__(self, dtype=None, copy=None):
         """numpy 2's protocol: always a host copy, so copy=False (no copy allowed) raises."""

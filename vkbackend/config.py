@@ -146,6 +146,9 @@ VARIABLES = {v.name: v for v in (
     Variable("VKBACKEND_POOL_LIMIT", "runtime", "size", _SIZE, "a quarter of the device's local memory",
              "bytes of released buffers kept for reuse", "vkbackend/runtime/__init__.py",
              _size),
+    Variable("VKBACKEND_STAGING_LIMIT", "runtime", "size", _SIZE, "64 MiB",
+             "the most host memory that uploads and downloads of device arrays go through at once "
+             "(larger transfers go in pieces)", "vkbackend/runtime/__init__.py", _size),
     Variable("VKBACKEND_POISON", "runtime", "flag", "0 or 1", "0",
              "1: fill every fresh buffer with all-ones bits (NaN, -1), so an element a kernel forgets "
              "to write shows; the tests set it", "vkbackend/runtime/__init__.py", _flag, False),

@@ -298,7 +298,7 @@ def test_conv_transpose_vjp_adjoint(rng):
     close(db, g.astype(np.float64).sum(axis=(0, 2, 3)))
 
 
-def test_forward_and_backward_record_into_one_submit(rng):
+def test_forward_and_backward_record_into_one_submit(rng, whole_submits):
     x, w, b = rand(rng, 2, 8, 6, 6), rand(rng, 4, 8, 3, 3), rand(rng, 4)
     gx, gw, gb = vk.asarray(x), vk.asarray(w), vk.asarray(b)
     vk.synchronize()

@@ -303,7 +303,7 @@ def test_weight_gradient_temporary_is_small(rng, monkeypatch):
     assert rel_err(dw.numpy(), ref_layer_norm_vjp(x, w, dy, 1)[1]) <= 1e-4
 
 
-def test_forward_and_backward_of_a_batch_is_one_submit(rng, monkeypatch):
+def test_forward_and_backward_of_a_batch_is_one_submit(rng, monkeypatch, whole_submits):
     monkeypatch.setattr(runtime.get(), "poison", False)  # count only our dispatches
     x, dy = f32(rng, (4, 8, 96)), f32(rng, (4, 8, 96))
     w, b = f32(rng, 96), f32(rng, 96)

@@ -224,7 +224,7 @@ def test_apply_q_shared_reflectors(rng):
     np.testing.assert_allclose(got, qc.T @ c, atol=1e-4)
 
 
-def test_one_submit_300(rng):
+def test_one_submit_300(rng, whole_submits):
     a = vk.asarray(rng.standard_normal((300, 300)).astype(np.float32))
     vk.synchronize()
     s0 = vk.stats()

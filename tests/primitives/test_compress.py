@@ -35,7 +35,7 @@ def test_compress_mask_leading_dims_and_host_masks(rng):
           np.zeros((0, 3), np.float32))
 
 
-def test_device_mask_is_one_sync_host_mask_none(rng):
+def test_device_mask_is_one_sync_host_mask_none(rng, whole_submits):
     x = random_array(rng, (1000,), np.float32)
     m = x > 0
     a, dm = vk.asarray(x), vk.asarray(m)

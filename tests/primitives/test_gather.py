@@ -6,7 +6,7 @@ from vkbackend.primitives.getitem import getitem
 from tests.conftest import random_array
 
 
-def test_chain_of_gathers_and_transposes_is_one_submit(rng):
+def test_chain_of_gathers_and_transposes_is_one_submit(rng, whole_submits):
     x = random_array(rng, (40, 50), np.float32)
     i1 = rng.integers(-40, 40, 30)
     i2 = rng.integers(0, 50, (7, 30))

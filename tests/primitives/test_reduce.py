@@ -306,7 +306,7 @@ def test_bad_input_raises_before_gpu_work(rng, call, exc, match):
 
 
 # ---- laziness and properties --------------------------------------------------------------------------
-def test_chain_of_reductions_is_one_submit(rng):
+def test_chain_of_reductions_is_one_submit(rng, whole_submits):
     x = rng.standard_normal((64, 300)).astype(np.float32)
     a = vk.asarray(x)
     vk.synchronize()

@@ -561,7 +561,7 @@ def test_bad_tuning_raises_before_gpu_work(tuning):
 
 
 # ---- recording -------------------------------------------------------------------------------
-def test_chain_of_scans_is_one_submit(rng):
+def test_chain_of_scans_is_one_submit(rng, whole_submits):
     x = random_array(rng, 20_000, np.int32)
     vk.synchronize()
     s0 = vk.stats()["submits"]

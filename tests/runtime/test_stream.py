@@ -10,7 +10,8 @@ from vkbackend.runtime._kpmod import kp
 BUSY = str(Path(__file__).parent.parent / "shaders" / "busy.comp")
 
 
-def test_many_ops_one_submit(rng):
+def test_many_ops_one_submit(rng, whole_submits):
+    """With eager submits off (as the kernel benchmarks run) a graph is one submit."""
     x = rng.standard_normal(300).astype(np.float32)
     vk.synchronize()
     before = vk.stats()
@@ -28,7 +29,30 @@ def test_many_ops_one_submit(rng):
     np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
 
 
-def test_numpy_on_lazy_result_is_one_submit(rng):
+def test_eager_submits_while_the_gpu_idles(rng, monkeypatch):
+    """With the GPU idle (and no wait between submits asked), what is recorded is submitted when
+    the next operation comes (no wait); results are those of one submit, staging uploads (>
+    UPDATE_BYTES) included, whose buffers come back to the pool while earlier chunks run."""
+    monkeypatch.setattr(stream, "EAGER_SECONDS", 0.0)
+    vk.synchronize()
+    s0 = vk.stats()
+    n = stream.UPDATE_BYTES // 4 + 3
+    xs = [rng.standard_normal(n).astype(np.float32) for _ in range(6)]
+    r = vk.zeros(n)
+    for x in xs:
+        r = r * 0.5 + vk.asarray(x)  # each upload's buffer is released two operations later
+    got = r.numpy()
+    s1 = vk.stats()
+    assert s1["eager_submits"] - s0["eager_submits"] >= 1
+    ops = sum(s1[k] - s0[k] for k in ("dispatches", "uploads", "fills"))
+    assert s1["submits"] - s0["submits"] <= ops + 1  # at most one per operation, and the sync's
+    ref = np.zeros(n)
+    for x in xs:
+        ref = ref * 0.5 + x
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
+
+
+def test_numpy_on_lazy_result_is_one_submit(rng, whole_submits):
     a = vk.asarray(rng.standard_normal(10).astype(np.float32))
     vk.synchronize()
     s0 = vk.stats()["submits"]
@@ -44,7 +68,7 @@ def test_synchronize_with_nothing_recorded_does_not_submit():
     assert vk.stats()["submits"] == s0
 
 
-def test_long_graphs_flush_in_chunks(monkeypatch, rng):
+def test_long_graphs_flush_in_chunks(monkeypatch, rng, whole_submits):
     monkeypatch.setattr(stream, "FLUSH_AFTER", 16)
     x = rng.standard_normal(50).astype(np.float32)
     vk.synchronize()

@@ -64,7 +64,8 @@ def poisoned():
 
 
 def time_vk(fn, *, repeats: int = 20, warmup: int = 2, replay: bool = False) -> float:
-    """Milliseconds of device time per call of `fn` (which records vkbackend work).
+    """Milliseconds of device time per call of `fn` (which records vkbackend work), with the
+    stream's eager submits off: batches are recorded whole, then timed from submit to wait.
 
     Recording is lazy: nothing runs until the sync, so the calls are recorded first and the time
     from the submit to the end of the wait, divided by the number of calls, is the device's time
@@ -76,6 +77,16 @@ def time_vk(fn, *, repeats: int = 20, warmup: int = 2, replay: bool = False) -> 
     than the GPU runs it (a convolution's packing, kernel and allocations), the GPU otherwise
     idles between batches and its clocks drop (H100: one packed float16 convolution timed 62
     and 86 TFLOP/s in two runs). torch's asynchronous launches keep its GPU busy the same way."""
+    from vkbackend import runtime
+    stream = runtime.get().stream
+    saved, stream.eager = stream.eager, False
+    try:
+        return _time_vk(fn, repeats, warmup, replay)
+    finally:
+        stream.eager = saved
+
+
+def _time_vk(fn, repeats: int, warmup: int, replay: bool) -> float:
     import vkbackend as vk
     from vkbackend import runtime
     from vkbackend.runtime import stream

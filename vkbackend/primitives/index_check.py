@@ -60,7 +60,7 @@ class IndexCheck:
         runtime.get().stream.add_check(self._report, [flag])
 
     def _report(self) -> None:
-        pos, raw = (int(w) for w in self.flag.buffer.staging()[self.flag.offset:self.flag.offset + 2])
+        pos, raw = (int(w) for w in self.flag.buffer.host()[self.flag.offset:self.flag.offset + 2])
         if pos == _NONE:
             return
         shape, dtype, offset, n, axis, name, what, scatter = self._about

@@ -12,7 +12,7 @@ from . import compiler
 from .devices import SM_BUILTINS, Device, open_device
 from .kernel import Kernel, PipelineCache
 from .memory import Pool
-from .stream import Stream
+from .stream import STAGING_LIMIT, Stream
 
 
 class Runtime:
@@ -29,7 +29,8 @@ class Runtime:
         self.pool = Pool(mgr, self.device.max_storage_buffer_range, _pool_limit(self.device),
                          config.get("VKBACKEND_MEMORY_LIMIT"), self.lock,
                          host_backed=self.device.is_software)
-        self.stream = Stream(mgr, self.pool, self.lock)
+        self.stream = Stream(mgr, self.pool, self.lock,
+                             staging_limit=config.get("VKBACKEND_STAGING_LIMIT") or STAGING_LIMIT)
         self.pipelines = PipelineCache(mgr)
         self._kernels: dict = {}
         # Tests poison every fresh buffer so that an element a kernel forgets to write shows up.
@@ -43,15 +44,16 @@ class Runtime:
         return k
 
     def release(self, buf) -> None:
-        self.pool.release(buf, self.stream.completed)
+        self.pool.release(buf)
 
     def memory_stats(self) -> dict:
         """Bytes of device memory: handed out to arrays, cached for reuse, the peak in use, the
-        cache's limit and the device's local heaps. Each buffer but the mapped small ones
-        (memory.MAPPED_WORDS) has a host staging copy of the same size besides."""
+        cache's limit and the device's local heaps; and the host memory of the staging area that
+        transfers go through (arrays keep no host copy)."""
         p = self.pool
         return {"in_use": p.in_use, "cached": p.cached, "peak_in_use": p.peak_in_use, "limit": p.limit,
-                "capacity": p.capacity, "device_local": self.device.device_local_bytes}
+                "capacity": p.capacity, "device_local": self.device.device_local_bytes,
+                "staging": self.stream.staging_bytes}
 
     def stats(self) -> dict:
         s = dict(self.stream.stats)
@@ -134,8 +136,8 @@ def _warm_bindings(rt: Runtime) -> None:
     """Run, on the opening thread, the kp calls whose first use initialises pybind11's numpy
     bindings (C++ function-local statics): a second thread arriving there while the first imports
     numpy with the GIL released waits on the static's guard holding the GIL, and both hang."""
-    buf = rt.pool.acquire(1)  # a new tensor, then its data() view
-    buf.staging()
+    buf = rt.pool.acquire(1)  # a new (mapped) tensor, then its data() view
+    buf.host()
     rt.release(buf)
 
 
@@ -151,7 +153,7 @@ def _multiprocessors(rt: Runtime) -> Device:
     try:
         rt.kernel("runtime/probe_multiprocessors.comp", {}, 32)([buf], (), (1,))
         rt.stream.synchronize(downloads=[buf])
-        count = int(buf.staging()[0])
+        count = int(buf.host()[0])
     except Exception as e:  # noqa: BLE001 - not shipped and no glslang, or a driver refusing it
         warnings.warn(f"vkbackend: runtime/probe_multiprocessors.comp did not run ({e}); planners assume "
                       f"{dev.multiprocessors} multiprocessors", RuntimeWarning, stacklevel=3)

@@ -3,8 +3,8 @@ pool keeps and a retry when the device runs out of memory.
 
 Small buffers are mapped: one allocation that shaders use and the host reads in place
 (device-local where the device has such memory: resizable BAR, integrated GPUs, lavapipe), so that
-reading a small result back records no copy (uploads to them travel in the command buffer). Larger buffers are device-local with a host staging
-copy, moved by copy commands in the stream."""
+reading a small result back records no copy (uploads to them travel in the command buffer). Larger
+buffers are device memory only: their transfers go through the stream's staging area (staging.py)."""
 from __future__ import annotations
 
 import functools
@@ -32,19 +32,19 @@ MAPPED_WORDS = 64
 
 
 class Buffer:
-    """One pooled kp tensor: device memory plus its host-visible staging copy, or (mapped) one
-    host-visible allocation that is both."""
-    __slots__ = ("tensor", "words", "mapped", "staged_epoch", "__weakref__")
+    """One pooled kp tensor: device memory only, or (mapped) one host-visible allocation that
+    shaders use and the host reads."""
+    __slots__ = ("tensor", "words", "mapped", "__weakref__")
 
     def __init__(self, tensor, words: int, mapped: bool = False):
         self.tensor = tensor
         self.words = words
         self.mapped = mapped
-        self.staged_epoch = -1  # the submit whose copy of the staging memory is still pending
 
-    def staging(self) -> np.ndarray:
-        """The host-visible memory (the staging copy, or the buffer itself when mapped) as uint32
-        words, without a copy."""
+    def host(self) -> np.ndarray:
+        """A mapped buffer's memory as uint32 words, without a copy (read it after a synchronize
+        that downloads it)."""
+        assert self.mapped, "only mapped buffers are host-visible; read others with Stream.read"
         return self.tensor.data()
 
 
@@ -91,9 +91,8 @@ class Pool:
         self.limit = limit
         self.capacity = capacity  # bytes the pool may hold in all (None: what the device gives)
         self._free: dict[int, list[Buffer]] = {}
-        self._deferred: list[Buffer] = []
-        self.in_use = 0        # bytes of buffers handed out (device memory; staging as much again, unless mapped)
-        self.cached = 0        # bytes of buffers kept for reuse (free and deferred)
+        self.in_use = 0        # bytes of buffers handed out
+        self.cached = 0        # bytes of buffers kept for reuse
         self.peak_in_use = 0
         self.stats = {"buffers_created": 0, "bytes_created": 0, "reused": 0, "buffers_freed": 0,
                       "allocation_retries": 0}
@@ -130,8 +129,8 @@ class Pool:
         for attempt in (0, 1):
             try:
                 if self._host_backed:
-                    _reserve_host(need if mapped else 2 * need)  # buffer (and staging)
-                kind = kp.TensorTypes.host if mapped else kp.TensorTypes.device
+                    _reserve_host(need)
+                kind = kp.TensorTypes.host if mapped else kp.TensorTypes.storage
                 tensor = self._mgr.tensor_t(np.zeros(cls, np.uint32), kind)
                 break
             except Exception as e:  # noqa: BLE001 - kp raises RuntimeError for vk::OutOfDeviceMemoryError
@@ -146,33 +145,19 @@ class Pool:
         return Buffer(tensor, cls, mapped)
 
     def _exhausted(self, need: int, what: str) -> MemoryError:
-        return MemoryError(f"out of memory allocating {need} bytes (and as much host staging): "
+        return MemoryError(f"out of memory allocating {need} bytes: "
                            f"{self.in_use} bytes in use by arrays and {self.cached} cached after trimming, "
                            f"within {what}; free arrays (del) or lower VKBACKEND_POOL_LIMIT")
 
-    def release(self, buf: Buffer, completed_epoch: int) -> None:
+    def release(self, buf: Buffer) -> None:
+        """Take `buf` back for reuse: recorded operations that use it run before any later one
+        that reuses it (the stream keeps their order), so it may be handed out at once."""
         with self.lock:
             self.in_use -= buf.words * WORD
             self.cached += buf.words * WORD
-            self._cache(buf, completed_epoch)
+            self._free.setdefault(buf.words, []).append(buf)
             if self.cached > self.limit:
                 self.trim(self.limit)
-
-    def _cache(self, buf: Buffer, completed_epoch: int) -> None:
-        # A buffer whose staging memory is still to be copied by an unfinished submit must not be
-        # handed out (and its staging overwritten) until that submit completes.
-        if buf.staged_epoch > completed_epoch:
-            self._deferred.append(buf)
-        else:
-            self._free.setdefault(buf.words, []).append(buf)
-
-    @locked
-    def collect(self, completed_epoch: int) -> None:
-        pending, self._deferred = self._deferred, []
-        for buf in pending:
-            self._cache(buf, completed_epoch)
-        if self.cached > self.limit:
-            self.trim(self.limit)
 
     @locked
     def trim(self, keep: int = 0) -> None:
@@ -190,4 +175,4 @@ class Pool:
                 break
 
     def cached_buffers(self) -> int:
-        return sum(len(v) for v in self._free.values()) + len(self._deferred)
+        return sum(len(v) for v in self._free.values())

@@ -11,7 +11,7 @@ def probe_subgroup(workgroup: int = 64) -> tuple[int, int]:
     try:
         rt.kernel("runtime/probe_subgroup.comp", {}, workgroup)([buf], (), (1,))
         rt.stream.synchronize(downloads=[buf])
-        size, count = (int(w) for w in buf.staging()[:2])
+        size, count = (int(w) for w in buf.host()[:2])
     finally:
         rt.release(buf)
     return size, count

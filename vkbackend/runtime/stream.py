@@ -4,26 +4,36 @@ A submit + wait costs far more than recording a dispatch (tools/benchmarks/progr
 both), so nothing submits per op: `synchronize` submits everything recorded (and the downloads) once.
 Long graphs are flushed in chunks, without waiting, through two sequences used in turn.
 Mapped buffers (memory.py) are read in place, with no copy recorded: the submit before the read
-ends with a barrier to host reads (which covers every submit before it on the queue).
+ends with a barrier to host reads (which covers every submit before it on the queue). Other
+buffers are copied through the staging area (staging.py), in the same submit as the work.
 """
 from __future__ import annotations
 
 import threading
 import time
 
+import numpy as np
+
 from ._kpmod import kp
-from .memory import locked
+from .memory import WORD, locked
+from .staging import StagingArea
 
 WAIT_SLICE_NS = 50_000_000  # a wait returns to Python this often, so Ctrl-C lands promptly
 # Uploads up to this size travel in the command buffer (vkCmdUpdateBuffer allows 64 KiB): no
 # staging memory to wait for, so a buffer released a moment ago can take the next small upload.
 UPDATE_BYTES = 65536
+STAGING_LIMIT = 64 << 20  # bytes of the staging area, unless VKBACKEND_STAGING_LIMIT says otherwise
 FLUSH_AFTER = 4096  # recorded operations per chunk (each keeps a kp op alive until its submit completes)
+# With the GPU idle (the other sequence finished), what is recorded is submitted, without waiting
+# for it, once this long has passed since the last submit: the GPU runs it while the host records
+# the next operations, and a submit's host cost is spread over this much recording.
+EAGER_SECONDS = 100e-6
 
 
 class Stream:
-    def __init__(self, manager, pool, lock=None):
+    def __init__(self, manager, pool, lock=None, staging_limit: int = STAGING_LIMIT):
         self.lock = lock or threading.RLock()
+        self._area = StagingArea(manager, staging_limit)
         self._seqs = [manager.sequence(), manager.sequence()]
         self._epochs = [0, 0]   # the submit number each sequence last carried
         self._cur = 0
@@ -37,16 +47,27 @@ class Stream:
         self._checks = []       # (check, buffers) for the next synchronize: see add_check
         self._interrupted = False  # a wait was interrupted with the current sequence in flight
         self.capture = None     # a recipe capture (primitives/recipes.py) watching what is recorded
-        self.stats = {"submits": 0, "dispatches": 0, "uploads": 0, "downloads": 0, "flushes": 0, "fills": 0}
+        self.eager = True       # submit early while the GPU idles (False: only flushes and syncs submit)
+        self._last_submit = 0.0  # perf_counter() at the newest submit
+        self.stats = {"submits": 0, "dispatches": 0, "uploads": 0, "downloads": 0, "flushes": 0, "fills": 0,
+                      "eager_submits": 0}
+
+    @property
+    def staging_bytes(self) -> int:
+        return self._area.words * WORD
 
     @property
     def next_epoch(self) -> int:
         return self.submitted + 1
 
-    def _begin_op(self):
-        """The sequence to record the next operation into (flushing a full chunk first)."""
+    def _begin_op(self, eager: bool = True):
+        """The sequence to record the next operation into (flushing a full chunk first, or what
+        waits while the GPU idles, unless the caller is about to submit anyway)."""
         if self._ops >= FLUSH_AFTER:
             self.flush()
+        elif (eager and self._ops and self.eager and time.perf_counter() - self._last_submit >= EAGER_SECONDS
+              and self._idle()):
+            self.flush(eager=True)
         seq = self._seqs[self._cur]
         if self._ops == 0:
             # Orders this chunk after whatever earlier submits wrote (barriers reach across submits).
@@ -54,8 +75,12 @@ class Stream:
         self._ops += 1
         return seq
 
-    def _record(self, op, barrier: bool = True) -> None:
-        seq = self._begin_op()
+    def _record(self, op, barrier: bool = True, copy: tuple | None = None) -> None:
+        """Record `op` (or the region `copy`: src, dst, offsets, bytes) just before a synchronize."""
+        seq = self._begin_op(eager=False)
+        if copy is not None:
+            seq.record_copy(*copy)
+            return
         seq.record(op)
         if barrier:
             seq.record(self._barrier)
@@ -81,17 +106,74 @@ class Stream:
     @locked
     def upload(self, buf, words) -> None:
         """Copy `words` (uint32) into the buffer, in order with what is recorded: up to
-        UPDATE_BYTES inside the command buffer itself, else through the buffer's staging memory
-        (written now, copied to the device when the submit runs)."""
+        UPDATE_BYTES inside the command buffer itself, else through the staging area (written
+        now, copied when the submit runs; in pieces of the area's size past it)."""
         if self.capture is not None:
             self.capture.other()
-        if len(words) * 4 <= UPDATE_BYTES:
+        if len(words) * WORD <= UPDATE_BYTES:
             self._begin_op().record_update(buf.tensor, words.tobytes())
         else:
-            buf.staging()[: len(words)] = words
-            buf.staged_epoch = self.next_epoch
-            self._record(kp.OpTensorSyncDevice([buf.tensor]))
+            area = self._area
+            for pos in range(0, len(words), area.limit):
+                piece = words[pos:pos + area.limit]
+                off = self._stage(len(piece))
+                area.host[off:off + len(piece)] = piece
+                self._begin_op().record_copy(area.tensor, buf.tensor, off * WORD, pos * WORD, len(piece) * WORD)
+                area.epoch = self.next_epoch
         self.stats["uploads"] += 1
+
+    def _stage(self, words: int) -> int:
+        """The staging area's word offset of `words` words for a copy recorded next; where they
+        do not fit, the area starts over once every copy through it has completed (a submit and
+        wait of what is recorded, if one is still to run)."""
+        area = self._area
+        if not area.fits(words):
+            if area.epoch > self.completed:
+                self._drain()
+            area.restart(words)
+        return area.take(words)
+
+    def _drain(self) -> None:
+        """Submit what is recorded and wait for every submit (synchronize without its downloads
+        and checks)."""
+        if self._interrupted:
+            self._settle()
+        if self._ops:
+            self._submit(wait=True)
+        else:
+            self._await_other()
+            self.completed = self.submitted
+
+    @locked
+    def read(self, buf, first: int, count: int) -> np.ndarray:
+        """Words first..first+count of the buffer, after everything recorded has run (as
+        synchronize): read in place when it is mapped, else copied through the staging area in
+        the same submit as the work (a piece of the area's size per submit past it)."""
+        if buf.mapped:
+            self.synchronize(downloads=[buf])
+            return buf.host()[first:first + count].copy()
+        out = np.empty(count, np.uint32)
+        area = self._area
+        for pos in range(0, count, area.limit):
+            n = min(area.limit, count - pos)
+            off = self._stage(n)
+            self._record(None, copy=(buf.tensor, area.tensor, (first + pos) * WORD, off * WORD, n * WORD))
+            area.epoch = self.next_epoch
+            self.stats["downloads"] += 1
+            self.synchronize(host=True)
+            out[pos:pos + n] = area.host[off:off + n]
+        return out
+
+    def _idle(self) -> bool:
+        """Whether the other sequence's submit (the only one that can be in flight) has finished;
+        a fence query, no wait."""
+        other = self._seqs[1 - self._cur]
+        if other.is_running():
+            other.eval_await(0)
+            if other.is_running():
+                return False
+        self.completed = max(self.completed, self._epochs[1 - self._cur])
+        return True
 
     def _await_other(self) -> None:
         """Wait for the other sequence's submit if it is still running; it is complete after."""
@@ -106,6 +188,7 @@ class Stream:
         if host:
             self._host_epoch = self.submitted
         self._epochs[self._cur] = self.submitted
+        self._last_submit = time.perf_counter()
         self.stats["submits"] += 1
         self._ops = 0
         seq.eval_async()
@@ -140,7 +223,7 @@ class Stream:
         self._interrupted = False
 
     @locked
-    def flush(self) -> None:
+    def flush(self, eager: bool = False) -> None:
         """Submit what is recorded without waiting, and record on into the other sequence."""
         if self._interrupted:
             self._settle()
@@ -151,8 +234,7 @@ class Stream:
         self._seqs[other].clear()
         self._submit(wait=False)
         self._cur = other
-        self.stats["flushes"] += 1
-        self._pool.collect(self.completed)
+        self.stats["eager_submits" if eager else "flushes"] += 1
 
     @locked
     def replay(self, times: int) -> list:
@@ -177,7 +259,6 @@ class Stream:
             else:
                 self._submit(wait=True, host=True)
             took.append(time.perf_counter() - t0)
-        self._pool.collect(self.completed)
         return took
 
     @locked
@@ -188,34 +269,31 @@ class Stream:
         self._checks.append((check, tuple(buffers)))
 
     @locked
-    def synchronize(self, downloads=()) -> None:
-        """Run everything recorded, copy `downloads` (Buffers) to their staging memory, wait once,
-        then run the post-sync checks (the first to raise ends it; all are dropped either way)."""
+    def synchronize(self, downloads=(), host: bool = False) -> None:
+        """Run everything recorded and wait once, then run the post-sync checks (the first to
+        raise ends it; all are dropped either way). `downloads`: mapped buffers the host reads
+        next; host=True: the host reads what copies wrote (Stream.read)."""
         if self._interrupted:
             self._settle()
         checks, self._checks = self._checks, []
         downloads = list(downloads) + [b for _, bufs in checks for b in bufs]
         if self.capture is not None:
             self.capture.other()
-        mapped = False
         for buf in downloads:
-            if buf.mapped:
-                mapped = True
-            else:  # the copy ends with its own barrier to host reads
-                self._record(kp.OpTensorSyncLocal([buf.tensor]))
+            assert buf.mapped, "synchronize downloads mapped buffers only; Stream.read copies others"
+            host = True
             self.stats["downloads"] += 1
-        if mapped and (self._ops or self._host_epoch < self.submitted):
+        if host and (self._ops or self._host_epoch < self.submitted):
             # last in this submit (or alone, for earlier submits' writes): device writes, for the host
             self._record(self._host_barrier, barrier=False)
         if self._ops:
             try:
-                self._submit(wait=True, host=mapped)
+                self._submit(wait=True, host=host)
             except BaseException:
                 self._checks[:0] = checks  # the interrupted sync's checks run at the next one
                 raise
         else:
             self._await_other()
             self.completed = self.submitted
-        self._pool.collect(self.completed)
         for check, _ in checks:
             check()
