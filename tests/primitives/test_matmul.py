@@ -225,7 +225,7 @@ def test_gemm_k_zero_scales_c(rng):
     np.testing.assert_allclose(c.numpy(), 2.0 * c0, rtol=1e-6)
 
 
-def test_chain_of_matmuls_is_one_submit(rng):
+def test_chain_of_matmuls_is_one_submit(rng, whole_submits):
     a = random_array(rng, (40, 40), np.float32) / 6
     va = vk.asarray(a)
     vk.synchronize()
@@ -317,14 +317,14 @@ def test_bad_inputs_do_no_gpu_work(rng, monkeypatch):
             vk.matmul(np.ones(5, np.float32), a)
         with pytest.raises(ValueError, match="do not broadcast"):
             vk.matmul(np.ones((2, 3, 4), np.float32), np.ones((3, 4, 4), np.float32))
-        with pytest.raises(TypeError, match="int32"):
-            i @ i
-        with pytest.raises(TypeError, match="uint32"):
-            u @ u
         with pytest.raises(TypeError, match="bool"):
             t @ t
-        with pytest.raises(TypeError, match="int64|int32"):
-            vk.matmul(i, np.ones((4, 2), np.int64))
+        with pytest.raises(TypeError, match="int64"):
+            i @ u  # numpy: int64, no 32-bit home
+        with pytest.raises(TypeError, match="int64"):
+            vk.matmul(np.ones((4, 2), np.uint32), i)  # host operand: not uploaded
+        with pytest.raises(ValueError, match=r"\(4, 4\).*\(3, 4\)"):
+            i @ np.ones((3, 4), np.int32)  # the integer path checks alike
         with pytest.raises(TypeError, match="unsupported operand"):
             vk.matmul(a, "x")
         # gemm
@@ -354,3 +354,105 @@ def test_bad_inputs_do_no_gpu_work(rng, monkeypatch):
         monkeypatch.setenv("VKBACKEND_MATMUL_CONFIG", "1024x1024x64/8x8")
         with pytest.raises(ValueError, match="does not fit"):
             vk.matmul(a, np.ones((4, 2), np.float32))
+
+
+@pytest.mark.parametrize("trans_a, trans_b", [(False, False), (True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("m, n, k", [(100, 1, 1000), (1, 100, 1001), (37, 3, 999), (5, 7, 130), (3, 5, 64 * 2 + 1)])
+def test_split_k_skinny_products(rng, m, n, k, trans_a, trans_b):
+    """Few output tiles and a long K: K is cut into slices (whole BK steps, the rest apart), summed
+    into C by reduce.sum_into; into a c= view at an odd offset too (beta 0 never reads it)."""
+    dev = runtime.get().device
+    assert mm._split_k(dev, mm.choose_config(dev, m, n), m, n, k) > 1
+    a = random_array(rng, (k, m) if trans_a else (m, k), np.float32)
+    b = random_array(rng, (n, k) if trans_b else (k, n), np.float32)
+    oa, ob = (a.T if trans_a else a), (b.T if trans_b else b)
+    got = vk.gemm(a, b, trans_a=trans_a, trans_b=trans_b, alpha=-0.5)
+    assert_close(got.numpy(), -0.5 * ref_matmul(oa, ob), 0.5 * ref_matmul(np.abs(oa), np.abs(ob)), k)
+    holder = vk.full((m * n + 3,), np.nan, dtype=np.float32)
+    c = holder[3:].reshape((m, n))
+    assert c.offset == 3
+    vk.gemm(a, b, trans_a=trans_a, trans_b=trans_b, c=c)
+    check_matmul(c.numpy(), oa, ob)
+    assert np.isnan(holder.numpy()[:3]).all()
+
+
+# -- integer matmul: exact, wrapping modulo 2**32 as numpy's int32 / uint32 -------------------------
+def full_range(rng, shape, dtype):
+    """Values over the dtype's whole range: products and sums overflow."""
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max, shape, endpoint=True, dtype=np.int64).astype(dtype)
+
+
+def ref_int_matmul(a, b, dtype):
+    """Independent of numpy's int32 matmul: int64 (wrapping modulo 2**64, a multiple of 2**32),
+    then reduced modulo 2**32 by the cast."""
+    return np.matmul(np.asarray(a).astype(np.int64), np.asarray(b).astype(np.int64)).astype(dtype)
+
+
+def check_int(got, want):
+    got = np.asarray(got)
+    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.dtype, want.shape)
+    np.testing.assert_array_equal(got, want)
+
+
+INT_VIAS = {"@": lambda a, b: a @ b, "matmul": vk.matmul, "linalg": vk.linalg.matmul}
+INT_SHAPES = [  # vectors, matrices around 4/8/16/32, broadcast batches, K == 0, empty results
+    ((7,), (7,)), ((5,), (5, 3)), ((4, 6), (6,)), ((1, 1), (1, 1)), ((4, 8), (8, 16)), ((3, 5), (5, 7)),
+    ((8, 16), (16, 32)), ((15, 17), (17, 33)), ((33, 31), (31, 9)), ((16, 32), (32, 4)), ((9, 64), (64, 3)),
+    ((2, 1, 5, 7), (3, 7, 4)), ((3, 4, 8), (8, 5)), ((4, 8), (2, 3, 8, 16)), ((2, 1, 3, 4), (1, 5, 4, 2)),
+    ((6,), (2, 6, 3)), ((2, 3, 6), (6,)), ((4, 0), (0, 3)), ((2, 3, 0), (0, 5)), ((0,), (0,)),
+    ((0, 5), (5, 3)), ((3, 5), (5, 0)), ((0, 3, 4), (4, 2)),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32])
+@pytest.mark.parametrize("i, shapes", list(enumerate(INT_SHAPES)))
+def test_integer_matmul_wraps_as_numpy(rng, dtype, i, shapes):
+    via = list(INT_VIAS)[i % len(INT_VIAS)]
+    a, b = full_range(rng, shapes[0], dtype), full_range(rng, shapes[1], dtype)
+    want = ref_int_matmul(a, b, dtype)
+    np.testing.assert_array_equal(np.matmul(a, b), want)  # numpy's own int32 matmul wraps alike
+    check_int(INT_VIAS[via](vk.asarray(a), vk.asarray(b)).numpy(), want)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32])
+@pytest.mark.parametrize("chunk", [1, 7, 40, 200])
+@pytest.mark.parametrize("shapes", [((9, 13), (13, 6)), ((2, 1, 5, 11), (3, 11, 4)), ((12,), (12, 5)),
+                                    ((3, 17), (2, 1, 17, 3))])
+def test_integer_matmul_in_chunks(rng, monkeypatch, dtype, chunk, shapes):
+    """Row blocks and K slices (a product bigger than INT_CHUNK), the slices summed by add."""
+    monkeypatch.setattr(mm, "INT_CHUNK", chunk)
+    a, b = full_range(rng, shapes[0], dtype), full_range(rng, shapes[1], dtype)
+    check_int(vk.matmul(vk.asarray(a), vk.asarray(b)).numpy(), ref_int_matmul(a, b, dtype))
+
+
+def test_integer_matmul_promotion_and_host_operands(rng):
+    """numpy's promotion: bool with an integer gives the integer; host data is uploaded (int64
+    host data is int32 here, as elsewhere); float with an integer stays on the float32 path."""
+    i, u = full_range(rng, (5, 6), np.int32), full_range(rng, (6, 3), np.uint32)
+    t = random_array(rng, (6, 3), np.bool_)
+    vi, vu = vk.asarray(i), vk.asarray(u)
+    check_int(vk.matmul(vi, vk.asarray(t)).numpy(), ref_int_matmul(i, t, np.int32))
+    check_int((vk.asarray(t.T) @ vu).numpy(), ref_int_matmul(t.T, u, np.uint32))
+    small = rng.integers(-2**31, 2**31, (6, 4), dtype=np.int64)
+    check_int((vi @ small).numpy(), ref_int_matmul(i, small.astype(np.int32), np.int32))  # host operand
+    want = ref_int_matmul(small.T.astype(np.int32), i.T, np.int32)
+    check_int(vk.matmul(small.T.tolist(), vk.asarray(i.T)).numpy(), want)  # Python ints
+    check_int((small.T.astype(np.int32) @ vk.asarray(i.T)).numpy(), want)  # numpy defers: __rmatmul__
+    f = random_array(rng, (6, 2), np.float32)
+    check_matmul((vi @ f).numpy(), i.astype(np.float64), f)  # the int rounded to float32 within the bound
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32])
+def test_integer_tensordot_and_vecdot_wrap(rng, monkeypatch, dtype):
+    """tensordot's integer path is matmul's (in chunks too); vecdot multiplies and sums."""
+    a, b = full_range(rng, (3, 4, 5), dtype), full_range(rng, (4, 5, 6), dtype)
+    want = np.tensordot(a.astype(np.int64), b.astype(np.int64), axes=2).astype(dtype)
+    check_int(vk.tensordot(vk.asarray(a), vk.asarray(b), axes=2).numpy(), want)
+    check_int(vk.linalg.tensordot(a, vk.asarray(b), axes=([1, 2], [0, 1])).numpy(), want)
+    monkeypatch.setattr(mm, "INT_CHUNK", 17)
+    check_int(vk.tensordot(vk.asarray(a), vk.asarray(b), axes=2).numpy(), want)
+    x, y = full_range(rng, (2, 1, 33), dtype), full_range(rng, (3, 33), dtype)
+    want = (x.astype(np.int64) * y.astype(np.int64)).sum(axis=-1).astype(dtype)
+    check_int(vk.vecdot(vk.asarray(x), vk.asarray(y)).numpy(), want)
+    check_int(vk.linalg.vecdot(vk.asarray(x), vk.asarray(y)).numpy(), want)

@@ -6,8 +6,11 @@
                          # C = alpha * op(A) @ op(B) + beta * C, op(X) = X or its last two axes
                          # swapped (read in place, no transpose copy); batched like matmul
 
-float32 only: operands of other dtypes that numpy would promote to a float (int32 @ float32) are
-converted to float32 first; integer and bool products raise TypeError (no exact 32-bit kernel).
+gemm is float32 only. matmul computes in float32 where numpy would promote to a float (int32 @
+float32: the int operand is converted first); int32 and uint32 products are exact, wrapping
+modulo 2**32 as numpy's do, computed as elementwise products reduced over K (multiply + sum, in
+chunks of at most INT_CHUNK temporaries: much slower than float32's tiled kernel); bool @ bool
+raises TypeError (the array API's matmul is numeric only), as does int32 @ uint32 (numpy: int64).
 
 The kernel is a tiled SIMT GEMM (see the shader's header). Tile shapes are TileConfigs, written
 "BMxBNxBK/TMxTN[/WARP_X]" (e.g. "128x128x16/8x8"); `choose_config` picks one per call from the
@@ -30,7 +33,7 @@ from .. import config as registry, dtypes, runtime  # registry: `config` names t
 from ..array import Array
 from . import launch
 from .recipes import recipe
-from .elementwise import collapse_dims
+from .elementwise import add, collapse_dims, multiply
 
 __all__ = ["matmul", "gemm"]
 
@@ -128,9 +131,12 @@ CONFIGS = {
 }
 # Use the largest tile that still yields at least this many workgroups (to fill the GPU's cores).
 MIN_TILES = 128
-# Fewer tiles than MIN_TILES with a long K (skinny products: a matrix times a vector) cut K into
-# slices of at least this many elements, one batch of the kernel each, summed by reduce.sum_into.
+# Fewer tiles than MIN_TILES and K at least SPLIT_K_DEPTH times the longer side of C (a matrix
+# times a vector, deep products) cut K into slices of at least SPLIT_K_MIN elements, one batch of
+# the kernel each, summed by reduce.sum_into. Shallower products lose more to that sum than they
+# gain (tuning.py).
 SPLIT_K_MIN = 64
+SPLIT_K_DEPTH = 4
 
 
 def _fits(cfg: TileConfig, dev) -> bool:
@@ -243,6 +249,8 @@ def record_gemm(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda: in
 def _split_k(dev, cfg: TileConfig, m: int, n: int, k: int) -> int:
     """Slices of K for an m x n product that gives too few tiles to fill the device (1: none),
     each of whole BK steps, at least SPLIT_K_MIN long, and within the loop budget in one dispatch."""
+    if k < SPLIT_K_DEPTH * max(m, n):
+        return 1
     tiles = -(-m // cfg.bm) * -(-n // cfg.bn)
     target = registry.get("VKBACKEND_MATMUL_MIN_TILES") or MIN_TILES
     splits = min(-(-target // tiles), k // max(SPLIT_K_MIN, cfg.bk))
@@ -376,8 +384,15 @@ class _Operand:
         return x if x.dtype == dtype else x.astype(dtype)
 
 
-def _result_dtype(name: str, *ops: _Operand) -> np.dtype:
+def _result_dtype(name: str, *ops: _Operand, integers: bool = False) -> np.dtype:
+    """float32 where numpy would promote to a float; with `integers`, int32 or uint32 (dtypes.narrow
+    refuses int32 with uint32, which numpy makes int64); TypeError otherwise."""
     promoted = np.result_type(*(o.dtype for o in ops))
+    if integers and promoted.kind in "iu":
+        return dtypes.narrow(promoted, name)
+    if integers and promoted.kind == "b":
+        raise TypeError(f"{name}: bool operands are not supported: expected a numeric dtype (int32, "
+                        "uint32, float32); cast with .astype()")
     if promoted.kind != "f":
         raise TypeError(f"{name}: {promoted} operands are not supported (float32 only); "
                         "cast with .astype(vk.float32)")
@@ -423,7 +438,9 @@ _ENV = ("VKBACKEND_MATMUL_CONFIG", "VKBACKEND_MATMUL_GROUP", "VKBACKEND_MATMUL_M
 
 @recipe(env=_ENV)
 def matmul(x1, x2) -> Array:
-    """numpy.matmul(x1, x2) (the `@` operator) in float32.
+    """numpy.matmul(x1, x2) (the `@` operator): float32 on the tiled kernel; int32 and uint32 exact,
+    the products and sums wrapping modulo 2**32 as numpy's, by elementwise multiply + sum over K
+    (slower than float32's kernel; see _integer_matmul); bool @ bool and int32 @ uint32 TypeError.
 
     1-D operands: x1 (K,) is a row (1, K), x2 (K,) a column (K, 1), and that axis is dropped from
     the result. Leading dims broadcast: (3, 1, 5, 7) @ (2, 7, 4) -> (3, 2, 5, 4). K == 0 gives zeros."""
@@ -432,7 +449,7 @@ def matmul(x1, x2) -> Array:
         if len(o.shape) == 0:
             raise ValueError(f"matmul: Input operand {o.index} does not have enough dimensions "
                              f"(has 0, gufunc core with signature (n?,k),(k,m?)->(n?,m?) requires 1)")
-    dtype = _result_dtype("matmul", a, b)
+    dtype = _result_dtype("matmul", a, b, integers=True)
     sa = (1,) + a.shape if len(a.shape) == 1 else a.shape
     sb = b.shape + (1,) if len(b.shape) == 1 else b.shape
     if sa[-1] != sb[-2]:
@@ -442,6 +459,11 @@ def matmul(x1, x2) -> Array:
     batch = _batch_shape("matmul", [sa, sb])
     m, k, n = sa[-2], sa[-1], sb[-1]
     out_shape = batch + ((m,) if len(a.shape) > 1 else ()) + ((n,) if len(b.shape) > 1 else ())
+    if dtype != dtypes.float32:
+        if math.prod(out_shape) == 0:
+            return Array.empty(out_shape, dtype)
+        A, B = a.materialize(dtype).reshape(sa), b.materialize(dtype).reshape(sb)
+        return _integer_matmul(A, B, batch, m, k, n).reshape(out_shape)
     env_config(runtime.get().device)  # a bad override fails here, before any GPU work
     strides = (_strides(sa, batch, m * k), _strides(sb, batch, k * n), _contiguous_strides(batch, m * n))
     _check_product(m, n, k, k, n, False, batch, strides)
@@ -451,6 +473,42 @@ def matmul(x1, x2) -> Array:
         return out
     record_gemm(A, B, out, m=m, n=n, k=k, lda=k, ldb=n, ldc=n, batch_shape=batch,
                 batch_strides_a=strides[0], batch_strides_b=strides[1], batch_strides_c=strides[2])
+    return out
+
+
+# Elements of the integer path's products (batch x rows x K-slice x N) made at once, at most
+# (beyond it only where one row of one K step, batch x N, is larger: no larger than the result).
+INT_CHUNK = 1 << 26
+
+
+def _integer_matmul(A: Array, B: Array, batch: tuple, m: int, k: int, n: int) -> Array:
+    """A (..., m, k) @ B (..., k, n) -> (*batch, m, n) in A's integer dtype (B's too), exact modulo
+    2**32: sum over k of A[..., :, k, None] * B[..., None, k, :] (the device's integer multiply and
+    sum wrap as numpy's int32 and uint32 do), by blocks of rows and K slices whose products hold at
+    most INT_CHUNK elements, the slices' sums accumulated by add, the row blocks written into the
+    result. K == 0: zeros."""
+    from .creation import zeros  # siblings; imported here as only this path needs them
+    from .reduce import sum as _sum
+    from .setitem import setitem
+    dtype = A.dtype
+    if k == 0:
+        return zeros(batch + (m, n), dtype=dtype)
+    per_row = max(1, math.prod(batch) * n)    # product elements per (row, k) pair
+    mc = max(1, min(m, INT_CHUNK // per_row))
+    kc = max(1, min(k, INT_CHUNK // (per_row * mc)))
+    out = None if mc == m else Array.empty(batch + (m, n), dtype)
+    for i0 in range(0, m, mc):
+        Ai = A if mc == m else A[..., i0:i0 + mc, :]
+        acc = None
+        for k0 in range(0, k, kc):
+            a = Ai if kc == k else Ai[..., k0:k0 + kc]
+            b = B if kc == k else B[..., k0:k0 + kc, :]
+            prod = multiply(a.reshape(a.shape + (1,)), b.reshape(b.shape[:-2] + (1,) + b.shape[-2:]))
+            part = _sum(prod, axis=-2, dtype=dtype)
+            acc = part if acc is None else add(acc, part)
+        if out is None:
+            return acc
+        setitem(out, (Ellipsis, slice(i0, i0 + mc), slice(None)), acc)
     return out
 
 

@@ -6,9 +6,9 @@ namespace and in vk.linalg), outer and cross (vk.linalg).
     vk.linalg.outer(a, b)          # a[:, None] * b[None, :]
     vk.linalg.cross(a, b, axis=-1) # 3-vectors along `axis`, the other axes broadcast
 
-Floating-point tensordot is one matmul (float32, as vk.matmul) of the operands permuted to
-(free, contracted) x (contracted, free); integer tensordot, vecdot, outer and cross are exact
-elementwise products and sums (int32/uint32 wrap modulo 2**32, as numpy's int32 does). Every
+tensordot is one matmul of the operands permuted to (free, contracted) x (contracted, free):
+float32 as vk.matmul, integers exact as its integer path; vecdot, outer and cross are elementwise
+products and sums. Integer results wrap modulo 2**32, as numpy's int32 and uint32 do. Every
 argument is checked, and the result dtype known, before any GPU work; numpy arrays are accepted
 and uploaded after that.
 """
@@ -108,11 +108,7 @@ def tensordot(x1, x2, /, *, axes=2) -> Array:
     out_shape = tuple(a.shape[d] for d in free1) + tuple(b.shape[d] for d in free2)
     A = _permuted(_device(a, dt), free1 + ax1).reshape((m, k))
     B = _permuted(_device(b, dt), ax2 + free2).reshape((k, n))
-    if dt == dtypes.float32:
-        out = matmul(A, B)
-    else:  # exact integer products, summed over k (numpy's int32 wraps alike)
-        out = _sum(multiply(A.reshape((m, k, 1)), B.reshape((1, k, n))), axis=1, dtype=dt)
-    return out.reshape(out_shape)
+    return matmul(A, B).reshape(out_shape)  # integers: exact, by bounded chunks (matmul's docstring)
 
 
 def vecdot(x1, x2, /, *, axis=-1) -> Array:
