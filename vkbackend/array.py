@@ -20,16 +20,17 @@ class Storage:
         rt = runtime.get()
         self.buffer = rt.pool.acquire(words)
         self._rt = rt  # set only once there is a buffer to give back
-        if rt.stream.capture is not None:  # an op being planned (primitives/recipes.py)
-            rt.stream.capture.allocated(self)
-        if self._rt.poison and not upload:
-            rt.stream.fill(self.buffer, POISON)
+        stream = rt.stream
+        if stream.capture is not None:  # an op being planned (primitives/recipes.py)
+            stream.capture.allocated(self)
+        if rt.poison and not upload:
+            stream.fill(self.buffer, POISON)
 
     def __del__(self):
         rt = getattr(self, "_rt", None)
         if rt is not None:
             if runtime.is_open():
-                rt.release(self.buffer)
+                rt.pool.release(self.buffer)
             elif runtime.forked():  # a parent's buffer: destroying it in the child could hang
                 runtime.leak(self.buffer)
 

@@ -26,7 +26,7 @@ import numpy as np
 from .. import runtime
 from ..array import Array, Storage
 from ..runtime.memory import POISON
-from . import launch
+
 
 CAPACITY = 4096        # signatures kept (least recently used dropped)
 _PLAIN = object()      # a signature whose op cannot be replayed
@@ -125,12 +125,17 @@ class Recipe:
         self.fixed = fixed      # persistent storages the steps bind
 
     def replay(self, rt, inputs: list, arrays: list):
-        storages = inputs + [Storage(w) for w in self.words] + list(self.fixed)
+        storages = inputs + [Storage(w) for w in self.words]
+        if self.fixed:
+            storages += self.fixed
         tensors = [s.buffer.tensor for s in storages]
         dispatch = rt.stream.dispatch
         for pipe, roles, push, groups, barrier in self.steps:
             dispatch(pipe, [tensors[r] for r in roles], push, groups, barrier)
-        return _build(self.result, storages, arrays)
+        result = self.result
+        if result[0] == "array":  # the common case, inline
+            return Array(storages[result[1]], result[2], result[3], result[4])
+        return _build(result, storages, arrays)
 
 
 def _recipe(cap: Capture, spec) -> Recipe:
@@ -180,7 +185,7 @@ def recipe(env: tuple = ()):
                 return fn(*args, **kwargs)
             arrays: list = []
             try:
-                key = [fn, id(rt.device), launch.loop_budget()]
+                key = [fn, id(rt.device), rt.device.loop_budget]  # launch.loop_budget(), inline
                 for x in args:  # _key_of, unrolled for the common arguments: this is the hot path
                     t = type(x)
                     if t is Array:

@@ -91,6 +91,7 @@ class Pool:
         self.limit = limit
         self.capacity = capacity  # bytes the pool may hold in all (None: what the device gives)
         self._free: dict[int, list[Buffer]] = {}
+        self._classes: dict[int, int] = {}  # words -> size class, for sizes asked before
         self.in_use = 0        # bytes of buffers handed out
         self.cached = 0        # bytes of buffers kept for reuse
         self.peak_in_use = 0
@@ -99,23 +100,31 @@ class Pool:
 
     def acquire(self, words: int) -> Buffer:
         with self.lock:  # inline, not @locked: every array passes here
-            return self._acquire(words)
+            cls = self._classes.get(words)
+            if cls is None:
+                cls = self._class_of(words)
+            free = self._free.get(cls)
+            if free:
+                self.stats["reused"] += 1
+                buf = free.pop()
+                self.cached -= cls * WORD
+            else:
+                buf = self._create(cls)
+            self.in_use += cls * WORD
+            if self.in_use > self.peak_in_use:
+                self.peak_in_use = self.in_use
+            return buf
 
-    def _acquire(self, words: int) -> Buffer:
+    def _class_of(self, words: int) -> int:
+        """size_class(words), checked against the device's largest buffer and remembered (a
+        program asks for the same few sizes again and again)."""
         cls = size_class(words)
         if cls * WORD > self._max_bytes:
             raise MemoryError(f"an array of {words * WORD} bytes exceeds this device's largest storage buffer "
                               f"({self._max_bytes} bytes, maxStorageBufferRange)")
-        free = self._free.get(cls)
-        if free:
-            self.stats["reused"] += 1
-            buf = free.pop()
-            self.cached -= cls * WORD
-        else:
-            buf = self._create(cls)
-        self.in_use += cls * WORD
-        self.peak_in_use = max(self.peak_in_use, self.in_use)
-        return buf
+        if len(self._classes) < 65536:
+            self._classes[words] = cls
+        return cls
 
     def _create(self, cls: int) -> Buffer:
         from ._kpmod import kp
