@@ -26,6 +26,7 @@ import numpy as np
 from .. import runtime
 from ..array import Array, Storage
 from ..runtime.memory import POISON
+from . import launch
 
 
 CAPACITY = 4096        # signatures kept (least recently used dropped)
@@ -185,7 +186,7 @@ def recipe(env: tuple = ()):
                 return fn(*args, **kwargs)
             arrays: list = []
             try:
-                key = [fn, id(rt.device), rt.device.loop_budget]  # launch.loop_budget(), inline
+                key = [fn, id(rt.device), launch.loop_budget()]
                 for x in args:  # _key_of, unrolled for the common arguments: this is the hot path
                     t = type(x)
                     if t is Array:
