@@ -19,7 +19,31 @@ def cases(quick: bool) -> list:
             {"name": "MLP step 256: 256-512-256", "program": "mlp"},
             {"name": "(a*2+1)^2 sum over 400 arrays 1k-200k", "program": "many_sizes"},
             {"name": "host: record x + 1.0 (per op)", "program": "record"},
-            {"name": "floor: submit + wait of a barrier", "program": "floor"}]
+            {"name": "floor: submit + wait of a barrier", "program": "floor"},
+            {"name": "upload 256 MiB float32 (host array -> device)", "program": "upload", "mib": 16 if quick else 256},
+            {"name": "download 256 MiB float32 (device -> host array)", "program": "download",
+             "mib": 16 if quick else 256}]
+
+
+def _transfer(case: dict, upload, download, sync) -> dict:
+    """The best of 3 of a host -> device or device -> host copy of case['mib'] MiB, in GB/s."""
+    import numpy as np
+    n = case["mib"] << 18
+    x = np.random.default_rng(3).standard_normal(n).astype(np.float32)
+    dev = upload(x)
+    sync()
+    best = float("inf")
+    for _ in range(3):
+        t = time.perf_counter()
+        if case["program"] == "upload":
+            upload(x)
+            sync()
+        else:
+            out = download(dev)
+        best = min(best, time.perf_counter() - t)
+    if case["program"] == "download" and not np.array_equal(out, x):
+        return {"error": "the downloaded array differs from what was uploaded"}
+    return {"ms": best * 1e3, "gbps": n * 4 / best / 1e9}
 
 
 # -- the programs, written once for both libraries: `xp` is vkbackend or a torch shim ----------
@@ -224,6 +248,9 @@ def _floor_vk() -> dict:
 
 
 def run_vk(case: dict) -> dict:
+    if case["program"] in ("upload", "download"):
+        import vkbackend as vk
+        return _transfer(case, vk.asarray, lambda a: a.numpy(), vk.synchronize)
     if case["program"] == "record":
         return _host_record_vk()
     if case["program"] == "floor":
@@ -240,6 +267,9 @@ def run_vk(case: dict) -> dict:
 
 def run_torch(case: dict) -> dict:
     import torch
+    if case["program"] in ("upload", "download"):
+        return _transfer(case, lambda x: torch.as_tensor(x).cuda(), lambda t: t.cpu().numpy(),
+                         torch.cuda.synchronize)
     if case["program"] == "record":
         x = torch.ones(1000, device="cuda")
         best = float("inf")
