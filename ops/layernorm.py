@@ -37,7 +37,8 @@ from .. import dtypes, runtime
 from ..array import Array, Storage
 from ..primitives import elementwise as ew, launch, reduce
 from ..primitives.creation import asarray, zeros
-from ..primitives.launch import LoopBudgetError, budget_chunks, collective_cost
+from ..primitives.launch import LoopBudgetError, budget_chunks, collective_cost, pow2ceil
+from ..primitives.operands import operand
 from .tuning import LAYERNORM_FLOATS_PER_THREAD_BWD, LAYERNORM_VECS_PER_THREAD
 
 __all__ = ["layer_norm", "rms_norm", "layer_norm_vjp", "rms_norm_vjp"]
@@ -75,10 +76,6 @@ class Plan:
         return 4 if self.vec4 else 1
 
 
-def _pow2ceil(v: int) -> int:
-    return 1 << max(0, (int(v) - 1).bit_length())
-
-
 def plan(d: int, vec4: bool, backward: bool, dev=None) -> Plan:
     """Kernel shape for rows of `d` elements: mode, workgroup size and register vectors."""
     dev = dev or runtime.get().device
@@ -91,7 +88,7 @@ def plan(d: int, vec4: bool, backward: bool, dev=None) -> Plan:
             and SG_WG % max(1, dev.max_subgroup_size) == 0:
         return Plan("sg", SG_WG, -(-dv // min_sg), vec4)
     pref = max_wg if backward else min(max_wg, PREFERRED_WG_FWD)
-    wg = max(min(MIN_WG, max_wg), min(pref, _pow2ceil(-(-dv // VECS_PER_THREAD))))
+    wg = max(min(MIN_WG, max_wg), min(pref, pow2ceil(-(-dv // VECS_PER_THREAD))))
     n = -(-dv // wg)
     if n * width > max_floats:
         wg = max_wg
@@ -102,23 +99,15 @@ def plan(d: int, vec4: bool, backward: bool, dev=None) -> Plan:
 
 
 # ----------------------------------------------------------------------------- validation
-def _host_or_array(obj, name: str, fn: str):
-    """An Array or a host float32 ndarray (not uploaded yet: checks come first)."""
-    if isinstance(obj, Array):
-        if obj.dtype != dtypes.float32:
-            raise TypeError(f"{fn}: {name} must be float32, got {obj.dtype}")
-        return obj
-    if isinstance(obj, (np.ndarray, np.generic)):
-        if obj.dtype != np.float32:
-            raise TypeError(f"{fn}: {name} must be float32, got {obj.dtype}")
-        return np.asarray(obj)
-    try:
-        host = np.asarray(obj)
-    except Exception as e:
-        raise TypeError(f"{fn}: {name} must be an array, got {type(obj).__name__}") from e
-    if host.dtype.kind != "f":
-        raise TypeError(f"{fn}: {name} must be a float32 array, got {host.dtype} data")
-    return host.astype(np.float32)
+def _float32_operand(obj, name: str, fn: str):
+    """operand(obj) (host data kept, uploaded once every argument is checked), float32: a vk.Array
+    or numpy data already, or Python floats (a list or a number: float64 in numpy, uploaded as
+    float32)."""
+    x = operand(obj, fn, name, host="keep")
+    listed = not isinstance(obj, (Array, np.ndarray, np.generic))
+    if x.dtype != np.float32 and not (listed and x.dtype.kind == "f"):
+        raise TypeError(f"{fn}: {name} must be float32, got {x.dtype}")
+    return x
 
 
 def _normalized_shape(ns, fn: str) -> tuple:
@@ -156,7 +145,7 @@ _NO_COTANGENT = object()
 def _check(fn, x, normalized_shape, params: dict, cotangent=_NO_COTANGENT):
     """Validate everything, then upload host inputs. Returns (x, ns, params, cotangent)."""
     ns = _normalized_shape(normalized_shape, fn)
-    x = _host_or_array(x, "x", fn)
+    x = _float32_operand(x, "x", fn)
     k = len(ns)
     if x.ndim < k or tuple(x.shape[x.ndim - k:]) != ns:
         raise ValueError(f"{fn}: normalized_shape {ns} does not match the trailing dims of x {tuple(x.shape)}")
@@ -165,7 +154,7 @@ def _check(fn, x, normalized_shape, params: dict, cotangent=_NO_COTANGENT):
         if v is None:
             checked[name] = None
             continue
-        v = _host_or_array(v, name, fn)
+        v = _float32_operand(v, name, fn)
         if tuple(v.shape) != ns:
             raise ValueError(f"{fn}: {name} has shape {tuple(v.shape)}, expected normalized_shape {ns}")
         checked[name] = v
@@ -174,10 +163,10 @@ def _check(fn, x, normalized_shape, params: dict, cotangent=_NO_COTANGENT):
     elif cotangent is None:
         raise TypeError(f"{fn}: cotangent must be an array, got None")
     else:
-        cotangent = _host_or_array(cotangent, "cotangent", fn)
+        cotangent = _float32_operand(cotangent, "cotangent", fn)
         if tuple(cotangent.shape) != tuple(x.shape):
             raise ValueError(f"{fn}: cotangent has shape {tuple(cotangent.shape)}, expected x's {tuple(x.shape)}")
-    up = lambda a: a if a is None or isinstance(a, Array) else asarray(a)  # noqa: E731
+    up = lambda a: None if a is None else asarray(a, dtypes.float32)  # noqa: E731
     return up(x), ns, {n: up(v) for n, v in checked.items()}, up(cotangent)
 
 

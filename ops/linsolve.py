@@ -28,7 +28,7 @@ import numpy as np
 from vkbackend import dtypes
 from vkbackend.array import Array
 from vkbackend.primitives.construct import eye
-from vkbackend.primitives.creation import ones, zeros
+from vkbackend.primitives.creation import asarray, ones, zeros
 from vkbackend.primitives.diagonal import _diagonal
 from vkbackend.primitives.elementwise import (absolute, divide, log, multiply, not_equal, remainder,
                                              sign, subtract)
@@ -38,7 +38,7 @@ from vkbackend.primitives.operands import integer
 from vkbackend.primitives.matmul import matmul
 from vkbackend.primitives.reduce import prod, sum as _sum
 
-from .qr import _check_float, _check_matrix, _upload, qr  # qr's own checks: float32, at least 2-D
+from .qr import _check_float, _check_matrix, qr  # qr's own checks: float32, at least 2-D
 
 __all__ = ["det", "slogdet", "solve", "inv", "matrix_power", "SlogdetResult"]
 
@@ -75,7 +75,7 @@ def det(x, /) -> Array:
     empty = _empty_batch(a)
     if empty is not None:
         return empty
-    d, det_q = _factor_signs(_upload(a))
+    d, det_q = _factor_signs(asarray(a, dtypes.float32))
     return multiply(prod(d, axis=-1), det_q)
 
 
@@ -86,7 +86,7 @@ def slogdet(x, /) -> SlogdetResult:
     empty = _empty_batch(a)
     if empty is not None:
         return SlogdetResult(empty, zeros(empty.shape, dtypes.float32))
-    d, det_q = _factor_signs(_upload(a))
+    d, det_q = _factor_signs(asarray(a, dtypes.float32))
     signs = multiply(prod(sign(d), axis=-1), det_q)
     return SlogdetResult(signs, _sum(log(absolute(d)), axis=-1))
 
@@ -129,7 +129,7 @@ def solve(x1, x2, /) -> Array:
     except ValueError:
         raise ValueError(f"{name}: batch dimensions of x1 {tuple(a.shape)} and x2 {tuple(x2.shape)} "
                          "do not broadcast") from None
-    a, b = _upload(a), _upload(b)
+    a, b = asarray(a, dtypes.float32), asarray(b, dtypes.float32)
     if tuple(a.shape[:-2]) != batch:
         a = broadcast_to(a, batch + (n, n))
     if tuple(b.shape[:-2]) != batch:
@@ -159,7 +159,7 @@ def matrix_power(x, n, /) -> Array:
     m = a.shape[-1]
     if n == 0:
         return broadcast_to(eye(m, dtype=dtypes.float32), tuple(a.shape))
-    base = inv(a) if n < 0 else _upload(a)
+    base = inv(a) if n < 0 else asarray(a, dtypes.float32)
     given = base
     n = abs(n)
     result = None

@@ -44,7 +44,8 @@ from vkbackend import config, dtypes, runtime
 from vkbackend.array import Array
 from vkbackend.primitives.creation import asarray
 from vkbackend.primitives import launch
-from vkbackend.primitives.launch import LoopBudgetError, groups_for
+from vkbackend.primitives.launch import LoopBudgetError, groups_for, pow2ceil
+from vkbackend.primitives.operands import operand
 from .tuning import QR_LOOKAHEAD, QR_NB_MAX
 
 __all__ = ["qr", "householder_product", "apply_q", "QRResult"]
@@ -140,21 +141,17 @@ def _tune_from_env() -> None:
 # -- input checks (before any GPU work) ------------------------------------------------------
 
 def _check_float(x, name: str, what: str):
-    """A float32 vk.Array, or a host array-like checked but not yet uploaded (numpy array)."""
+    """A float32 vk.Array, or host float data checked but not yet uploaded (a numpy array, uploaded
+    as float32 by asarray(x, dtypes.float32) once every argument is checked)."""
+    x = operand(x, name, what, host="keep")
     if isinstance(x, Array):
         if x.dtype != dtypes.float32:
             raise TypeError(f"{name}: {what} has dtype {x.dtype}; only float32 is supported "
                             "(convert with .astype('float32'))")
-        return x
-    host = np.asarray(x)
-    if host.dtype.kind != "f":
-        raise TypeError(f"{name}: {what} has dtype {host.dtype}; expected a floating-point array "
+    elif x.dtype.kind != "f":
+        raise TypeError(f"{name}: {what} has dtype {x.dtype}; expected a floating-point array "
                         "(computed in float32)")
-    return host
-
-
-def _upload(x) -> Array:
-    return x if isinstance(x, Array) else asarray(np.ascontiguousarray(x, dtype=np.float32))
+    return x
 
 
 def _check_matrix(x, name: str, what: str = "input"):
@@ -207,10 +204,6 @@ def _util(mode: str, src: Array | None, s_off, s_ld, s_bs, dst: Array, d_off, d_
               ((0, 2), (3, 5)))
 
 
-def _pow2ceil(x: int) -> int:
-    return 1 << max(0, (int(x) - 1).bit_length())
-
-
 # -- planning ------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -253,19 +246,19 @@ def _panel_config(m: int):
     wgs = sorted({w for w in wgs if w <= dev.max_workgroup_invocations and w % max(1, dev.max_subgroup_size) == 0})
     if not wgs:
         wgs = [max(64, dev.max_subgroup_size)]
-    nb = min(32, _pow2ceil(TUNE["nb_max"]))  # qr_update.comp's shared memory holds NB <= 32
+    nb = min(32, pow2ceil(TUNE["nb_max"]))  # qr_update.comp's shared memory holds NB <= 32
     while nb >= max(4, TUNE["nb_min"]):
         best = None
         for wg in wgs:
             if wg < nb or not fits_shared(nb, wg):
                 continue
-            rpt = _pow2ceil(-(-m // wg))
+            rpt = pow2ceil(-(-m // wg))
             if fits_regs(nb, wg, rpt) and (best is None or rpt < best[2]):
                 best = (nb, wg, rpt)
         if best:
             return best
         nb //= 2
-    nb = min(32, max(4, _pow2ceil(TUNE["stream_nb"])))
+    nb = min(32, max(4, pow2ceil(TUNE["stream_nb"])))
     wg = next((w for w in reversed(wgs) if w >= nb and fits_shared(nb, w)), wgs[-1])
     return nb, wg, 0
 
@@ -523,7 +516,7 @@ def qr(a, mode: str = "reduced"):
         updates = mode in ("reduced", "complete") or len(panels) > 1  # Q, or trailing columns
         _check_budget("qr", M, [pl.width for pl in panels] if updates else (),
                       max(M, N) * max(M, N) if mode == "complete" else M * N)
-    a = _upload(a)
+    a = asarray(a, dtypes.float32)
     h, tau, T, panels, tsize = _factor(a)
     if mode == "raw":
         return _transpose(h), tau
@@ -555,7 +548,7 @@ def _check_reflectors(h, tau, name: str):
 def _apply_nb(M: int) -> int:
     """Block width for reflectors over M rows: TUNE's, narrower where T's recurrence in qr_buildt
     would not fit the loop budget (_check_budget then raises if even 8 does not)."""
-    nb = min(32, max(4, _pow2ceil(TUNE["apply_nb"])))  # qr_buildt.comp: NB*NB <= 4 * 256
+    nb = min(32, max(4, pow2ceil(TUNE["apply_nb"])))  # qr_buildt.comp: NB*NB <= 4 * 256
     budget = launch.loop_budget()
     while budget is not None and nb > 8 and _buildt_cost(M, nb) > budget:
         nb //= 2
@@ -589,7 +582,7 @@ def householder_product(h, tau) -> Array:
         raise ValueError(f"householder_product: h of shape {(M, N)} needs M >= N")
     nb = _apply_nb(M)
     _check_budget("householder_product", M, [nb], M * N, buildt=True)
-    h, tau = _upload(h), _upload(tau)
+    h, tau = asarray(h, dtypes.float32), asarray(tau, dtypes.float32)
     T, tsize, blocks = _build_t(h, tau, nb)
     return _form_q(h, M * N, N, blocks, T, tsize, M, N, tuple(batch))
 
@@ -611,7 +604,7 @@ def apply_q(h, tau, c, transpose: bool = False, side: str = "left") -> Array:
         raise ValueError(f"apply_q: batch dimensions of h {tuple(hb)} and c {tuple(cb)} differ")
     nb = _apply_nb(M)
     _check_budget("apply_q", M, [nb], c0 * c1, buildt=True)
-    h, tau, c = _upload(h), _upload(tau), _upload(c)
+    h, tau, c = (asarray(x, dtypes.float32) for x in (h, tau, c))
     B = math.prod(cb)
     T, tsize, blocks = _build_t(h, tau, nb)
     h_bs, t_bs = (M * N, tsize) if hb else (0, 0)

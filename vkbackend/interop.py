@@ -60,7 +60,8 @@ def _vk_function(name: str, module: str = "numpy"):
 
 
 def _upload(x):
-    """numpy and list operands of a ufunc go to the device (scalars stay scalars)."""
+    """numpy and list operands of a ufunc go to the device (scalars stay scalars). Not
+    operands.operand: nothing is judged here; the vk function checks what it is given."""
     if isinstance(x, (np.ndarray, list, tuple)):
         from .primitives.creation import asarray
         return asarray(x)

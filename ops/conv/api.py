@@ -14,6 +14,7 @@ import numpy as np
 from ... import dtypes
 from ...array import Array
 from ...primitives.creation import asarray, check_fits
+from ...primitives.operands import held_dtype, operand
 from . import geometry as G, record
 from .select import select
 
@@ -25,11 +26,10 @@ _DTYPES = (dtypes.float32, dtypes.float16)
 
 # -- argument checks ------------------------------------------------------------------------------
 def _shape_of(x, name: str, fn: str) -> tuple:
-    """The shape of an operand; TypeError unless it is float32 or float16 (a vk.Array or a numpy
-    array)."""
-    if not isinstance(x, (Array, np.ndarray, np.generic)):
-        raise TypeError(f"{fn}: {name} must be a vk.Array or a numpy array, got {type(x).__name__}")
-    if np.dtype(x.dtype) not in _DTYPES:
+    """The shape of an operand (a vk.Array or host data, uploaded by asarray once every argument
+    is checked); TypeError unless it is float32 or float16."""
+    x = operand(x, fn, name, host="keep", half=True)
+    if x.dtype not in _DTYPES:
         raise TypeError(f"{fn}: {name} has dtype {x.dtype}; convolutions take float32 or float16 "
                         "(cast with .astype(np.float32))")
     return tuple(x.shape)
@@ -37,15 +37,11 @@ def _shape_of(x, name: str, fn: str) -> tuple:
 
 def _common_dtype(fn: str, **operands) -> np.dtype:
     """The operands' one dtype (float32 or float16); TypeError naming them when they differ."""
-    given = {k: np.dtype(v.dtype) for k, v in operands.items() if v is not None}
+    given = {k: held_dtype(v) for k, v in operands.items() if v is not None}
     if len(set(given.values())) > 1:
         listed = ", ".join(f"{k} {d}" for k, d in given.items())
         raise TypeError(f"{fn}: operands must share one dtype (float32 or float16), got {listed}")
     return next(iter(given.values()))
-
-
-def _as_array(x) -> Array:
-    return x if isinstance(x, Array) else asarray(np.ascontiguousarray(x))
 
 
 def _ints(v, nd: int, name: str, fn: str, minimum=None) -> tuple:
@@ -181,10 +177,10 @@ def _forward(fn, geom, input, weight, bias, xshape, unbatched: bool, params: dic
     check_fits(dtypes.words(math.prod(out_shape), dtypes.float16 if half else dtypes.float32), fn,
                f"the output of shape {out_shape} (from input {tuple(xshape)} with {given})")
     route = select("forward", geom, half, bias is not None) if geom.n else None
-    x = _as_array(input)
+    x = asarray(input)
     if unbatched:
         x = x.reshape(xshape)
-    y = record.record_forward(geom, x, _as_array(weight), None if bias is None else _as_array(bias), route)
+    y = record.record_forward(geom, x, asarray(weight), None if bias is None else asarray(bias), route)
     return y.reshape(y.shape[1:]) if unbatched else y
 
 
@@ -272,7 +268,7 @@ def _vjp(fn, geom, xshape, wshape, input, weight, cotangent, input_grad, weight_
     dx_route = select("forward", geom.backward_input(), half) if input_grad and routed else None
     dw_route = select("wgrad", geom, half) if weight_grad and routed else None
     db_route = select("bias", geom, half) if bias_grad and routed else None
-    x, w, g = _as_array(input), _as_array(weight), _as_array(cotangent)
+    x, w, g = asarray(input), asarray(weight), asarray(cotangent)
     dx = (record.record_forward(geom.backward_input(), g, w, None, dx_route).reshape(xshape)
           if input_grad else None)
     dw = record.record_wgrad(geom, x, g, wshape, dw_route) if weight_grad else None

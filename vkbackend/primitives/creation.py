@@ -12,9 +12,7 @@ import numpy as np
 from .. import dtypes, runtime
 from ..array import Array, Storage
 from ..runtime.memory import POISON, WORD, size_class
-from .launch import grid_groups
-
-_WG = 256
+from .launch import WG, grid_groups
 
 
 def _fill(buffer, offset: int, n: int, glsl_type: str, a_bits: int, b_bits: int = 0, arange=False):
@@ -22,8 +20,8 @@ def _fill(buffer, offset: int, n: int, glsl_type: str, a_bits: int, b_bits: int 
     defines = {"T": glsl_type}
     if arange:
         defines["ARANGE"] = 1
-    k = rt.kernel("primitives/fill.comp", defines, _WG)
-    k([buffer], (n, offset, a_bits, b_bits), (grid_groups(n, _WG),))
+    k = rt.kernel("primitives/fill.comp", defines, WG)
+    k([buffer], (n, offset, a_bits, b_bits), (grid_groups(n, WG),))
 
 
 def poison(buffer) -> None:

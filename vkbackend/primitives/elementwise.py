@@ -11,11 +11,9 @@ import numpy as np
 from .. import dtypes, runtime
 from ..array import Array
 from .creation import asarray, full
-from .launch import grid_groups
+from .launch import WG, grid_groups
+from .operands import MAX_PUSH_WORDS, collapse_dims, operand
 from .recipes import recipe
-
-_WG = 256
-_MAX_PUSH_WORDS = 32  # 128 bytes: the push-constant size every Vulkan device guarantees
 
 
 def _is_scalar(x) -> bool:
@@ -38,6 +36,7 @@ def _check_shapes(args, name: str) -> None:
 
 
 def _operand(x, name: str):
+    """Not operands.operand: a Python number stays a (weak, NEP 50) scalar here, not an array."""
     if isinstance(x, Array) or _is_scalar(x):
         return x
     if isinstance(x, (np.ndarray, list, tuple)):
@@ -111,22 +110,6 @@ def broadcast_strides(shape: tuple, out_shape: tuple) -> list:
     return strides[::-1]
 
 
-def collapse_dims(out_shape: tuple, strides: list) -> tuple:
-    """Drop unit axes and merge neighbours that every operand walks contiguously."""
-    dims = [(e, [s[d] for s in strides]) for d, e in enumerate(out_shape) if e != 1]
-    merged = []
-    for extent, st in dims:
-        if merged:
-            pe, ps = merged[-1]
-            if all(p == s * extent for p, s in zip(ps, st)):
-                merged[-1] = (pe * extent, st)
-                continue
-        merged.append((extent, st))
-    shape = [e for e, _ in merged]
-    per_operand = [[st[k] for _, st in merged] for k in range(len(strides))]
-    return shape, per_operand
-
-
 @functools.lru_cache(maxsize=4096)
 def _plan(op: str, out_dtype, compute_dtype, operands: tuple, aligned: bool, name: str):
     """What depends only on types and shapes, cached: the kernel, the output shape and the
@@ -149,7 +132,7 @@ def _plan(op: str, out_dtype, compute_dtype, operands: tuple, aligned: bool, nam
     shape, per_operand = collapse_dims(out_shape, strides)
     contiguous = len(shape) <= 1 and all(x is None or s == [1] * len(shape) for x, s in zip(operands, per_operand))
     rank = 0 if contiguous else len(shape)
-    if 5 + rank * (1 + nargs) > _MAX_PUSH_WORDS:
+    if 5 + rank * (1 + nargs) > MAX_PUSH_WORDS:
         raise ValueError(f"{name}: broadcasting over {rank} non-mergeable axes exceeds the supported rank")
     tail = [0] * (3 - nargs)
     n = math.prod(out_shape)
@@ -161,8 +144,8 @@ def _plan(op: str, out_dtype, compute_dtype, operands: tuple, aligned: bool, nam
         tail += shape
         for s in per_operand:
             tail += s
-    kernel = runtime.get().kernel("primitives/elementwise.comp", defines, _WG) if n else None
-    return kernel, out_shape, tail, (grid_groups(n // 4 if vec4 else n, _WG),)
+    kernel = runtime.get().kernel("primitives/elementwise.comp", defines, WG) if n else None
+    return kernel, out_shape, tail, (grid_groups(n // 4 if vec4 else n, WG),)
 
 
 def apply(op: str, operands: list, out_dtype, compute_dtype, name: str | None = None) -> Array:
@@ -252,11 +235,6 @@ less = _binary("less", "compare")
 less_equal = _binary("less_equal", "compare")
 greater = _binary("greater", "compare")
 greater_equal = _binary("greater_equal", "compare")
-
-
-def _as_array(x, name: str) -> Array:
-    x = _operand(x, name)
-    return x if isinstance(x, Array) else asarray(x)
 
 
 def _ufunc_key(x):
@@ -390,7 +368,7 @@ pow = power
 @recipe()
 def invert(x) -> Array:
     """numpy.invert (bitwise NOT) of integers; of bools, logical NOT (numpy's too)."""
-    a = _as_array(x, "invert")
+    a = operand(x, "invert", "x", host="upload")
     compute, out = _resolve_keys("invert", (a.dtype,), "invert")
     return apply("logical_not" if out == dtypes.bool_ else "invert", [a], out, compute, "invert")
 
@@ -420,9 +398,8 @@ logical_not = _logical("logical_not", 1)
 def round(a, decimals: int = 0) -> Array:
     """numpy.round: half to even; decimals as numpy's (floats: x * 10**d, rint, / 10**d in
     float32; integers: unchanged for decimals >= 0, else exact half-to-even multiples of 10**-d)."""
-    a = _as_array(a, "round")
     decimals = operator.index(decimals)
-    dtypes.computable(a.dtype, "round")
+    a = operand(a, "round", "a", host="upload")
     if a.dtype.kind in "iu" and a.dtype != dtypes.bool_:
         if decimals >= 0:
             return a.copy()
@@ -458,7 +435,7 @@ def clip(a, /, min=None, max=None, *, a_min=None, a_max=None) -> Array:
             raise TypeError("clip: give the upper bound as a_max or max, not both")
         a_max = max
     if a_min is None and a_max is None:
-        return _as_array(a, "clip").copy()
+        return operand(a, "clip", "a", host="upload", half=True).copy()
     if a_min is None:
         return minimum(a, a_max)
     if a_max is None:
@@ -474,7 +451,7 @@ def clip(a, /, min=None, max=None, *, a_min=None, a_max=None) -> Array:
 
 @recipe()
 def negative(x) -> Array:
-    a = _as_array(x, "negative")
+    a = operand(x, "negative", "x", host="upload")
     if a.dtype == dtypes.bool_:
         raise TypeError("negative: not supported for bool arrays (numpy refuses it too)")
     return apply("negative", [a], a.dtype, a.dtype)
@@ -482,7 +459,7 @@ def negative(x) -> Array:
 
 @recipe()
 def absolute(x) -> Array:
-    a = _as_array(x, "absolute")
+    a = operand(x, "absolute", "x", host="upload")
     if a.dtype in (dtypes.bool_, dtypes.uint32):  # GLSL has no abs(uint): it would go through float
         return a.copy()
     return apply("absolute", [a], a.dtype, a.dtype)
@@ -499,8 +476,8 @@ def _cast_half(a: Array, dtype: np.dtype, bits: bool = False) -> Array:
         defines = {"TO_HALF" if dtype == dtypes.float16 else "FROM_HALF": 1}
         if bits:
             defines["BITS"] = 1
-        k = runtime.get().kernel("primitives/cast_half.comp", defines, _WG)
-        k([a.buffer, out.buffer], [a.size, a.offset, out.offset], (grid_groups(a.size, _WG),))
+        k = runtime.get().kernel("primitives/cast_half.comp", defines, WG)
+        k([a.buffer, out.buffer], [a.size, a.offset, out.offset], (grid_groups(a.size, WG),))
     return out
 
 
@@ -543,7 +520,7 @@ def astype(a: Array, dtype, /, *, copy=True, device=None) -> Array:
 @recipe()
 def where(condition, x, y) -> Array:
     """numpy.where(condition, x, y); the one-argument form is vk.nonzero's job."""
-    cond = _as_array(condition, "where")
+    cond = operand(condition, "where", "condition", host="upload", half=True)
     if cond.dtype != dtypes.bool_:
         cond = astype(cond, dtypes.bool_)
     a, b = _operand(x, "where"), _operand(y, "where")

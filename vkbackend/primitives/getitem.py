@@ -23,10 +23,10 @@ from .. import dtypes
 from ..array import Array
 from .compaction import compress_mask
 from .creation import arange, check_fits
-from .elementwise import add, collapse_dims, greater_equal, less, logical_and, where
+from .elementwise import add, greater_equal, less, logical_and, where
 from .indexing import Index, Walk, gather, index_operand
 from .layout import copy_view
-from .operands import contiguous_strides, operand
+from .operands import collapse_dims, contiguous_strides, operand
 
 _INT32_MAX = 2**31 - 1
 

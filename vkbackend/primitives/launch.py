@@ -4,6 +4,12 @@ from __future__ import annotations
 from .. import runtime
 
 GRID_CAP = 8192  # workgroups per 1-D dispatch; kernels grid-stride past it
+WG = 256         # invocations per workgroup of the 1-D per-element kernels (fill, elementwise, copies)
+
+
+def pow2ceil(v: int) -> int:
+    """The smallest power of two >= v (1 for v <= 1)."""
+    return 1 << (max(int(v), 1) - 1).bit_length()
 
 
 def groups_for(items: int, per_group: int) -> int:

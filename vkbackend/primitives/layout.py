@@ -16,7 +16,7 @@ from .. import dtypes
 from ..array import Array
 from .axes import normalize_axis
 from .launch import grid_groups
-from .operands import (HOST_DATA, WG, Plan, checked_words, collapsed, contiguous_strides, normalize_axes,
+from .operands import (HOST_DATA, WG, Plan, checked_words, collapsed, contiguous_strides, held_dtype, normalize_axes,
                        operand)
 
 __all__ = ["transpose", "moveaxis", "swapaxes", "strided_copy", "concatenate", "stack"]
@@ -218,13 +218,8 @@ def _shape_of(x) -> tuple:
     return x.shape if isinstance(x, Array) else np.shape(x)
 
 
-def _held_dtype(x) -> np.dtype:
-    """The dtype x has on the device (host data: what its upload will have)."""
-    return x.dtype if isinstance(x, Array) else dtypes.from_host(np.asarray(x).dtype)
-
-
 def _result_dtype(arrays, name: str) -> np.dtype:
-    return dtypes.narrow(np.result_type(*[_held_dtype(x) for x in arrays]), name)
+    return dtypes.narrow(np.result_type(*[held_dtype(x) for x in arrays]), name)
 
 
 def _concat_shapes(shapes, axis, name: str) -> tuple:
@@ -263,7 +258,7 @@ def concatenate(arrays, axis=0) -> Array:
         src_off = x.offset if isinstance(x, Array) else 0  # host data lands at offset 0
         if math.prod(s):
             plans.append(plan_copy(s, start * out_strides[axis], out_strides, src_off,
-                                   contiguous_strides(s), dtype, _held_dtype(x), name))
+                                   contiguous_strides(s), dtype, held_dtype(x), name))
         else:
             plans.append(None)
         start += s[axis]

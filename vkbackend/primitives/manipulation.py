@@ -28,8 +28,8 @@ from .creation import arange, asarray, zeros
 from .elementwise import (from_half_bits, greater_equal, half_bits, less_equal, not_equal, subtract,
                           where)
 from .indexing import take
-from .layout import _concat_shapes, _held_dtype, _sequence, concatenate, launch_copy, plan_copy, transpose
-from .operands import MAX_PUSH_WORDS, collapsed, contiguous_strides, integer, normalize_axes, operand
+from .layout import _concat_shapes, _sequence, concatenate, launch_copy, plan_copy, transpose
+from .operands import MAX_PUSH_WORDS, collapsed, contiguous_strides, held_dtype, integer, normalize_axes, operand
 
 __all__ = ["squeeze", "expand_dims", "reshape", "flip", "roll", "broadcast_to", "broadcast_arrays",
            "tile", "repeat", "permute_dims", "matrix_transpose", "unstack", "concat", "tril", "triu",
@@ -435,7 +435,7 @@ def diff(x, /, *, axis=-1, n=1, prepend=None, append=None) -> Array:
     joined = x
     if len(parts) > 1:
         _concat_shapes([shape for shape, _, _ in parts], axis, name)
-        dtypes.narrow(np.result_type(*[_held_dtype(a) if dt is None else dt for _, a, dt in parts]), name)
+        dtypes.narrow(np.result_type(*[held_dtype(a) if dt is None else dt for _, a, dt in parts]), name)
         joined = concatenate([broadcast_to(asarray(a, dt), shape) if dt is not None else a
                               for shape, a, dt in parts], axis)
     op = not_equal if joined.dtype == dtypes.bool_ else subtract

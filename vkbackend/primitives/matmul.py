@@ -33,7 +33,10 @@ from .. import config as registry, dtypes, runtime  # registry: `config` names t
 from ..array import Array
 from . import launch
 from .recipes import recipe
-from .elementwise import add, collapse_dims, multiply
+from .tuning import MATMUL_ORDER, MATMUL_SPLIT_K_DEPTH
+from .creation import asarray, zeros
+from .elementwise import add, multiply
+from .operands import collapse_dims, held_dtype, operand
 
 __all__ = ["matmul", "gemm"]
 
@@ -136,7 +139,7 @@ MIN_TILES = 128
 # the kernel each, summed by reduce.sum_into. Shallower products lose more to that sum than they
 # gain (tuning.py).
 SPLIT_K_MIN = 64
-SPLIT_K_DEPTH = 4
+SPLIT_K_DEPTH = MATMUL_SPLIT_K_DEPTH
 
 
 def _fits(cfg: TileConfig, dev) -> bool:
@@ -163,8 +166,7 @@ def choose_config(dev, m: int, n: int, batch: int = 1) -> TileConfig:
         return cfg
     min_tiles = registry.get("VKBACKEND_MATMUL_MIN_TILES") or MIN_TILES
     big_device = dev.subgroup_size >= 32 and not dev.is_software
-    # H100 at 4096^2: large_bk8 37.0, large 32.5, medium 18.1 TFLOP/s (tools/bench.py sweep)
-    order = ["large_bk8", "medium", "small"] if big_device else ["large_bk8", "small"]
+    order = MATMUL_ORDER if big_device else ("large_bk8", "small")  # largest first (tuning.py)
     fitting = [CONFIGS[name] for name in order if _fits(CONFIGS[name], dev)]
     if not fitting:  # tiny devices: shrink until it fits
         cfg = TileConfig(32, 32, 4, 4, 4, 8, 8 * 2)
@@ -363,31 +365,11 @@ def _k_slices(k: int, bk: int, trips: tuple, m: int, n: int, batch: int) -> list
 
 
 # -- operands and checks ----------------------------------------------------------------------
-class _Operand:
-    """An Array, or host data to upload once every check has passed."""
-
-    def __init__(self, x, name: str, index: int):
-        if isinstance(x, Array):
-            self.array, self.host = x, None
-            self.shape, self.dtype = x.shape, x.dtype
-        elif isinstance(x, (np.ndarray, np.generic, list, tuple, numbers.Number)) and not isinstance(x, complex):
-            self.array, self.host = None, np.asarray(x)
-            self.shape, self.dtype = self.host.shape, dtypes.from_host(self.host.dtype)
-        else:
-            raise TypeError(f"{name}: unsupported operand type {type(x).__name__}: expected vk.Array "
-                            "or a numpy array")
-        self.index = index
-
-    def materialize(self, dtype) -> Array:
-        from .creation import asarray
-        x = self.array if self.array is not None else asarray(self.host, dtype=self.dtype)
-        return x if x.dtype == dtype else x.astype(dtype)
-
-
-def _result_dtype(name: str, *ops: _Operand, integers: bool = False) -> np.dtype:
-    """float32 where numpy would promote to a float; with `integers`, int32 or uint32 (dtypes.narrow
-    refuses int32 with uint32, which numpy makes int64); TypeError otherwise."""
-    promoted = np.result_type(*(o.dtype for o in ops))
+def _result_dtype(name: str, *ops, integers: bool = False) -> np.dtype:
+    """The product's dtype from its operands (vk.Arrays or kept host data): float32 where numpy
+    would promote to a float; with `integers`, int32 or uint32 (dtypes.narrow refuses int32 with
+    uint32, which numpy makes int64); TypeError otherwise."""
+    promoted = np.result_type(*(held_dtype(o) for o in ops))
     if integers and promoted.kind in "iu":
         return dtypes.narrow(promoted, name)
     if integers and promoted.kind == "b":
@@ -444,10 +426,11 @@ def matmul(x1, x2) -> Array:
 
     1-D operands: x1 (K,) is a row (1, K), x2 (K,) a column (K, 1), and that axis is dropped from
     the result. Leading dims broadcast: (3, 1, 5, 7) @ (2, 7, 4) -> (3, 2, 5, 4). K == 0 gives zeros."""
-    a, b = _Operand(x1, "matmul", 0), _Operand(x2, "matmul", 1)
-    for o in (a, b):
+    # host data kept (numpy) until every check has passed; float16 promotes to float32 (numpy's)
+    a, b = operand(x1, "matmul", "x1", host="keep", half=True), operand(x2, "matmul", "x2", host="keep", half=True)
+    for index, o in enumerate((a, b)):
         if len(o.shape) == 0:
-            raise ValueError(f"matmul: Input operand {o.index} does not have enough dimensions "
+            raise ValueError(f"matmul: Input operand {index} does not have enough dimensions "
                              f"(has 0, gufunc core with signature (n?,k),(k,m?)->(n?,m?) requires 1)")
     dtype = _result_dtype("matmul", a, b, integers=True)
     sa = (1,) + a.shape if len(a.shape) == 1 else a.shape
@@ -462,12 +445,12 @@ def matmul(x1, x2) -> Array:
     if dtype != dtypes.float32:
         if math.prod(out_shape) == 0:
             return Array.empty(out_shape, dtype)
-        A, B = a.materialize(dtype).reshape(sa), b.materialize(dtype).reshape(sb)
+        A, B = asarray(a, dtype).reshape(sa), asarray(b, dtype).reshape(sb)
         return _integer_matmul(A, B, batch, m, k, n).reshape(out_shape)
     env_config(runtime.get().device)  # a bad override fails here, before any GPU work
     strides = (_strides(sa, batch, m * k), _strides(sb, batch, k * n), _contiguous_strides(batch, m * n))
     _check_product(m, n, k, k, n, False, batch, strides)
-    A, B = a.materialize(dtype), b.materialize(dtype)
+    A, B = asarray(a, dtype), asarray(b, dtype)
     out = Array.empty(out_shape, dtype)
     if out.size == 0:
         return out
@@ -487,8 +470,7 @@ def _integer_matmul(A: Array, B: Array, batch: tuple, m: int, k: int, n: int) ->
     sum wrap as numpy's int32 and uint32 do), by blocks of rows and K slices whose products hold at
     most INT_CHUNK elements, the slices' sums accumulated by add, the row blocks written into the
     result. K == 0: zeros."""
-    from .creation import zeros  # siblings; imported here as only this path needs them
-    from .reduce import sum as _sum
+    from .reduce import sum as _sum  # siblings; imported here as only this path needs them
     from .setitem import setitem
     dtype = A.dtype
     if k == 0:
@@ -522,10 +504,10 @@ def gemm(a, b, trans_a: bool = False, trans_b: bool = False, alpha: float = 1.0,
     c: None -> a new (..., M, N) array (beta must be 0); else a float32 vk.Array of exactly that
     shape, not sharing memory with a or b, updated in place and returned. beta == 0 never reads C
     (so NaNs in it do not propagate), as in BLAS."""
-    A_, B_ = _Operand(a, "gemm", 0), _Operand(b, "gemm", 1)
-    for o in (A_, B_):
+    A_, B_ = operand(a, "gemm", "a", host="keep", half=True), operand(b, "gemm", "b", host="keep", half=True)
+    for index, o in enumerate((A_, B_)):
         if len(o.shape) < 2:
-            raise ValueError(f"gemm: operand {o.index} has shape {o.shape}: expected at least 2 dimensions "
+            raise ValueError(f"gemm: operand {index} has shape {o.shape}: expected at least 2 dimensions "
                              "(use matmul for vectors)")
     for name, v in (("alpha", alpha), ("beta", beta)):
         if not isinstance(v, (numbers.Real, np.floating, np.integer)) or isinstance(v, (bool, np.bool_)):
@@ -549,14 +531,14 @@ def gemm(a, b, trans_a: bool = False, trans_b: bool = False, alpha: float = 1.0,
             raise TypeError(f"gemm: c has dtype {c.dtype}: expected float32")
         if c.shape != out_shape:
             raise ValueError(f"gemm: c has shape {c.shape}; a{A_.shape} and b{B_.shape} give {out_shape}")
-        for o in (A_, B_):
-            if o.array is not None and o.array.buffer is c.buffer:
-                raise ValueError(f"gemm: c shares memory with operand {o.index}; pass a copy")
+        for index, o in enumerate((A_, B_)):
+            if isinstance(o, Array) and o.buffer is c.buffer:
+                raise ValueError(f"gemm: c shares memory with operand {index}; pass a copy")
     env_config(runtime.get().device)
     sa, sb = A_.shape, B_.shape
     strides = (_strides(sa, batch, m * k), _strides(sb, batch, k * n), _contiguous_strides(batch, m * n))
     _check_product(m, n, k, sa[-1], n, trans_a, batch, strides)
-    A, B = A_.materialize(dtype), B_.materialize(dtype)
+    A, B = asarray(A_, dtype), asarray(B_, dtype)
     out = Array.empty(out_shape, dtype) if c is None else c
     if out.size == 0:
         return out

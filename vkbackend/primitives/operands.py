@@ -1,5 +1,7 @@
-"""Operands, axes and planned dispatches shared by the layout, indexing, compaction and getitem
-primitives (layout.py, indexing.py, scatter.py, compaction.py, getitem.py).
+"""Operands, axes and planned dispatches shared by the primitives and ops: `operand` is the one
+way an op takes "a vk.Array or host data" (checked, then uploaded with `asarray` once every other
+argument is checked too); the layout, indexing, compaction and getitem primitives (layout.py,
+indexing.py, scatter.py, compaction.py, getitem.py) share the rest.
 
 Everything here checks before any GPU work: a plan is made and every argument checked before an
 output is allocated (allocation may record a poison fill, and nothing may be recorded for an
@@ -17,33 +19,40 @@ from .. import dtypes, runtime
 from ..array import Array
 from .axes import normalize_axis
 from .creation import asarray
-from .elementwise import collapse_dims
+from .launch import WG  # noqa: F401  (re-exported: the planned dispatches' workgroup size)
 
-WG = 256
 MAX_PUSH_WORDS = 32       # 128 bytes: what every Vulkan device guarantees
 HOST_DATA = (np.ndarray, list, tuple, numbers.Number, np.generic)
 
 
 def operand(x, name: str, what: str = "a", *, host: str = "refuse", half: bool = False):
     """`x` as an operand of `name`: a vk.Array of a dtype ops compute in (float16 too where
-    `half`: the op moves its bit patterns), else TypeError naming `what`. Host data (numpy arrays,
-    lists, numbers) is, per `host`:
+    `half`: the op moves its bit patterns, or casts it), else TypeError naming `what`. Host data
+    (numpy arrays, lists, numbers) is, per `host`:
       'refuse'  TypeError (the op takes device arrays, as a method of vk.Array would)
       'upload'  uploaded (asarray); call it only once the rest of the input is checked
-      'keep'    returned as a numpy array, its dtype one a vk.Array can hold (ops that answer host
-                data on the host)."""
+      'keep'    returned as a numpy array, checked by the same dtype rule (its upload: asarray once
+                every argument is checked; held_dtype gives the dtype it will have)."""
     if isinstance(x, Array):
         if not (half and x.dtype == dtypes.float16):
             dtypes.computable(x.dtype, name)
         return x
     if host != "refuse" and isinstance(x, HOST_DATA):
-        if host == "upload":
-            return asarray(x)
         data = np.asarray(x)
-        dtypes.from_host(data.dtype)  # TypeError for what no vk.Array could hold
-        return data
+        try:
+            held = dtypes.from_host(data.dtype)
+        except TypeError as e:  # complex, object, str: no vk.Array holds them
+            raise TypeError(f"{name}: `{what}`: {e}") from None
+        if not (half and held == dtypes.float16):
+            dtypes.computable(held, name)
+        return asarray(data) if host == "upload" else data
     expected = "a vk.Array" if host == "refuse" else "a vk.Array or an array-like"
     raise TypeError(f"{name}: `{what}` must be {expected}, got {type(x).__name__}")
+
+
+def held_dtype(x) -> np.dtype:
+    """The dtype `x` has on the device: a vk.Array's, or the one host data's upload will have."""
+    return x.dtype if isinstance(x, Array) else dtypes.from_host(np.asarray(x).dtype)
 
 
 def integer(value, name: str, what: str) -> int:
@@ -82,8 +91,25 @@ def contiguous_strides(shape) -> list:
     return strides[::-1]
 
 
+def collapse_dims(out_shape: tuple, strides: list) -> tuple:
+    """Drop unit axes and merge neighbours that every operand walks contiguously: (shape, one
+    stride list per operand)."""
+    dims = [(e, [s[d] for s in strides]) for d, e in enumerate(out_shape) if e != 1]
+    merged = []
+    for extent, st in dims:
+        if merged:
+            pe, ps = merged[-1]
+            if all(p == s * extent for p, s in zip(ps, st)):
+                merged[-1] = (pe * extent, st)
+                continue
+        merged.append((extent, st))
+    shape = [e for e, _ in merged]
+    per_operand = [[st[k] for _, st in merged] for k in range(len(strides))]
+    return shape, per_operand
+
+
 def collapsed(shape, stride_lists) -> tuple:
-    """elementwise.collapse_dims, but always at least one dim (one element: rank 1, strides 0)."""
+    """collapse_dims, but always at least one dim (one element: rank 1, strides 0)."""
     cshape, cstrides = collapse_dims(tuple(shape), [list(s) for s in stride_lists])
     if not cshape:
         return [1], [[0] for _ in stride_lists]

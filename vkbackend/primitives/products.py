@@ -25,27 +25,19 @@ from .creation import asarray
 from .elementwise import multiply, subtract
 from .layout import stack, transpose
 from .matmul import matmul
-from .operands import integer, normalize_axes, operand
+from .operands import held_dtype, integer, normalize_axes, operand
 from .reduce import sum as _sum
 
 __all__ = ["tensordot", "vecdot"]
 
 
-def _operands(x1, x2, name: str, numeric: bool = True) -> tuple:
-    """(a, b, result dtype): vk.Arrays stay, host data is kept (numpy) until _device()."""
-    a, b = operand(x1, name, "x1", host="keep"), operand(x2, name, "x2", host="keep")
-    kinds = [x.dtype if isinstance(x, Array) else dtypes.from_host(x.dtype) for x in (a, b)]
-    if numeric and dtypes.bool_ in kinds:
+def _result_dtype(a, b, name: str) -> np.dtype:
+    """The dtype both operands (vk.Arrays or kept host data) are computed in: numeric only."""
+    kinds = [held_dtype(x) for x in (a, b)]
+    if dtypes.bool_ in kinds:
         raise TypeError(f"{name}: expected arrays of a numeric dtype (int32, uint32, float32), got "
                         f"{kinds[0]} and {kinds[1]}")
-    return a, b, dtypes.narrow(np.result_type(*kinds), name)
-
-
-def _device(x, dtype) -> Array:
-    """An operand on the device in `dtype` (only once every check has passed)."""
-    if not isinstance(x, Array):
-        return asarray(x, dtype=dtype)
-    return x if x.dtype == dtype else x.astype(dtype)
+    return dtypes.narrow(np.result_type(*kinds), name)
 
 
 def _broadcast(name: str, *shapes) -> tuple:
@@ -80,7 +72,8 @@ def tensordot(x1, x2, /, *, axes=2) -> Array:
     """numpy.tensordot: `axes` an int N (the last N axes of x1 against the first N of x2, in
     order) or a pair of axis sequences; the result has x1's free axes, then x2's."""
     name = "tensordot"
-    a, b, dt = _operands(x1, x2, name)
+    a, b = operand(x1, name, "x1", host="keep"), operand(x2, name, "x2", host="keep")
+    dt = _result_dtype(a, b, name)
     if isinstance(axes, (numbers.Integral, np.integer)) and not isinstance(axes, (bool, np.bool_)):
         n = integer(axes, name, "axes")
         if n < 0 or n > a.ndim or n > b.ndim:
@@ -106,8 +99,8 @@ def tensordot(x1, x2, /, *, axes=2) -> Array:
     k = math.prod(a.shape[d] for d in ax1)
     n = math.prod(b.shape[d] for d in free2)
     out_shape = tuple(a.shape[d] for d in free1) + tuple(b.shape[d] for d in free2)
-    A = _permuted(_device(a, dt), free1 + ax1).reshape((m, k))
-    B = _permuted(_device(b, dt), ax2 + free2).reshape((k, n))
+    A = _permuted(asarray(a, dt), free1 + ax1).reshape((m, k))
+    B = _permuted(asarray(b, dt), ax2 + free2).reshape((k, n))
     return matmul(A, B).reshape(out_shape)  # integers: exact, by bounded chunks (matmul's docstring)
 
 
@@ -116,34 +109,37 @@ def vecdot(x1, x2, /, *, axis=-1) -> Array:
     smaller rank; a non-negative axis for operands of one rank), the other axes broadcast. The
     vector axis itself must have one length in both (it is not broadcast)."""
     name = "vecdot"
-    a, b, dt = _operands(x1, x2, name)
+    a, b = operand(x1, name, "x1", host="keep"), operand(x2, name, "x2", host="keep")
+    dt = _result_dtype(a, b, name)
     ax = _vector_axis(name, axis, a, b)
     if a.shape[ax] != b.shape[ax]:
         raise ValueError(f"{name}: the vectors along axis {ax} differ in length: {a.shape[ax]} in x1 "
                          f"{a.shape}, {b.shape[ax]} in x2 {b.shape}")
     shape = _broadcast(name, a.shape, b.shape)
-    return _sum(multiply(_device(a, dt), _device(b, dt)), axis=len(shape) + ax, dtype=dt)
+    return _sum(multiply(asarray(a, dt), asarray(b, dt)), axis=len(shape) + ax, dtype=dt)
 
 
 def outer(x1, x2, /) -> Array:
     """The outer product of two 1-D arrays: out[i, j] = x1[i] * x2[j]."""
     name = "outer"
-    a, b, dt = _operands(x1, x2, name)
+    a, b = operand(x1, name, "x1", host="keep"), operand(x2, name, "x2", host="keep")
+    dt = _result_dtype(a, b, name)
     if a.ndim != 1 or b.ndim != 1:
         raise ValueError(f"{name}: expected two 1-D arrays, got shapes {a.shape} and {b.shape}")
-    return multiply(_device(a, dt).reshape((-1, 1)), _device(b, dt).reshape((1, -1)))
+    return multiply(asarray(a, dt).reshape((-1, 1)), asarray(b, dt).reshape((1, -1)))
 
 
 def cross(x1, x2, /, *, axis=-1) -> Array:
     """Cross products of 3-vectors along `axis` (as vecdot's), the other axes broadcast; each component a1*b2 - a2*b1 as written (no fused
     multiply-add). numpy's 2-vector form is not the standard's: ValueError."""
     name = "cross"
-    a, b, dt = _operands(x1, x2, name)
+    a, b = operand(x1, name, "x1", host="keep"), operand(x2, name, "x2", host="keep")
+    dt = _result_dtype(a, b, name)
     ax = _vector_axis(name, axis, a, b)
     if a.shape[ax] != 3 or b.shape[ax] != 3:
         raise ValueError(f"{name}: expected 3-vectors along axis {ax}, got shapes {a.shape} and {b.shape}")
     _broadcast(name, a.shape, b.shape)
-    A, B = _device(a, dt), _device(b, dt)
+    A, B = asarray(a, dt), asarray(b, dt)
 
     def comp(x, i):  # component i: the vector axis indexed away
         return x[(slice(None),) * (x.ndim + ax) + (i,)]

@@ -30,7 +30,7 @@ from .. import dtypes, runtime
 from ..array import Array
 from . import launch, layout, recipes
 from .creation import asarray, zeros
-from .launch import LoopBudgetError, collective_cost
+from .launch import LoopBudgetError, collective_cost, pow2ceil
 from .tuning import REDUCE_GROUPS, REDUCE_WG
 
 __all__ = ["sum", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "mean", "var", "std",
@@ -184,10 +184,6 @@ def _steps(shape: tuple, axes: tuple) -> list:
     return steps
 
 
-def _pow2ceil(v: int) -> int:
-    return 1 << (builtins.max(v, 1) - 1).bit_length()
-
-
 @dataclasses.dataclass(frozen=True)
 class _Plan:
     cols: int        # outputs per workgroup
@@ -211,10 +207,10 @@ def _split(n: int, splits: int) -> tuple:
 
 
 def _plan(n: int, inner: int, outputs: int, dev, collectives: int = 1) -> _Plan:
-    rows = builtins.min(WG, _pow2ceil(-(-n // MIN_ITEMS)))
+    rows = builtins.min(WG, pow2ceil(-(-n // MIN_ITEMS)))
     cols = WG // rows
     if inner > 1:
-        cols = builtins.max(cols, builtins.min(WG, _pow2ceil(inner), COALESCE))
+        cols = builtins.max(cols, builtins.min(WG, pow2ceil(inner), COALESCE))
     rows = WG // cols
     tiles = -(-outputs // cols)
     target = SOFTWARE_GROUPS if dev.is_software else GROUPS

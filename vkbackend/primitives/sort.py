@@ -39,7 +39,7 @@ from .elementwise import astype, not_equal
 from .indexing import take
 from . import launch
 from .launch import LoopBudgetError, collective_cost, grid_groups
-from .operands import flag, operand
+from .operands import flag, held_dtype, operand
 
 __all__ = ["sort", "argsort", "searchsorted", "unique_values", "unique_counts", "unique_inverse",
            "unique_all", "UniqueAllResult", "UniqueCountsResult", "UniqueInverseResult"]
@@ -193,25 +193,9 @@ def _radix_sort(keys: Array, plan: _Plan, descending: bool, rows: int, want_keys
     return out_keys, out_vals
 
 
-# ---- checks shared by the API ------------------------------------------------------------------
-def _operand(x, name: str, what: str = "x"):
-    """A vk.Array, or host data as a numpy array (uploaded once every argument is checked)."""
-    x = operand(x, name, what, host="keep")
-    dtypes.computable(_dtype(x), name)
-    return x
-
-
-def _upload(x, dtype=None) -> Array:
-    return x if isinstance(x, Array) else asarray(x, dtype)
-
-
-def _dtype(x) -> np.dtype:
-    return x.dtype if isinstance(x, Array) else dtypes.from_host(x.dtype)
-
-
 # ---- sort, argsort -----------------------------------------------------------------------------
 def _sort(name: str, x, axis, descending, stable, want_keys: bool) -> Array:
-    x = _operand(x, name)
+    x = operand(x, name, "x", host="keep")  # host data uploaded once every argument is checked
     descending = flag(descending, name, "descending")
     flag(stable, name, "stable")  # always stable
     shape = tuple(x.shape)
@@ -223,7 +207,7 @@ def _sort(name: str, x, axis, descending, stable, want_keys: bool) -> Array:
     rows = n // shape[axis] if n else 0
     plan = _plan(n, not want_keys or rows > 1, name) if n and shape[axis] > 1 else None
     # Checked: GPU work from here on.
-    x = _upload(x)
+    x = asarray(x)
     if x.shape != shape:
         x = x.reshape(shape)
     if plan is None:  # empty, or rows of one element
@@ -258,28 +242,28 @@ def searchsorted(x1, x2, /, *, side: str = "left", sorter=None) -> Array:
     name = "searchsorted"
     if not isinstance(side, str) or side not in ("left", "right"):
         raise ValueError(f"{name}: side must be 'left' or 'right', got {side!r}")
-    a = _operand(x1, name, "x1")
+    a = operand(x1, name, "x1", host="keep")
     if a.ndim != 1:
         raise ValueError(f"{name}: x1 must be 1-D, got shape {tuple(a.shape)}")
     weak = isinstance(x2, (bool, int, float)) and not isinstance(x2, np.generic)
-    v = _operand(x2, name, "x2")
+    v = operand(x2, name, "x2", host="keep")
     s = None
     if sorter is not None:
-        s = _operand(sorter, name, "sorter")
-        if _dtype(s) not in (dtypes.int32, dtypes.uint32):
-            raise TypeError(f"{name}: sorter must hold integers, got {_dtype(s)}")
+        s = operand(sorter, name, "sorter", host="keep")
+        if held_dtype(s) not in (dtypes.int32, dtypes.uint32):
+            raise TypeError(f"{name}: sorter must hold integers, got {held_dtype(s)}")
         if tuple(s.shape) != tuple(a.shape):
             raise ValueError(f"{name}: sorter must have x1's shape {tuple(a.shape)}, got {tuple(s.shape)}")
-    common = result_type(_dtype(a), x2 if weak else _dtype(v))
+    common = result_type(held_dtype(a), x2 if weak else held_dtype(v))
     n, queries = a.shape[0], math.prod(v.shape)
     wg = launch.workgroup_size()
     groups = grid_groups(queries, wg, per_trip=n.bit_length() + 3) if queries and n else 1
     # Checked: GPU work from here on.
-    a, v = _upload(a), _upload(v, common if weak else None)
+    a, v = asarray(a), asarray(v, common if weak else None)
     if not queries or not n:
         return zeros(v.shape, dtypes.int32)
     if s is not None:
-        a = take(a, _upload(s), check_indices=False)
+        a = take(a, asarray(s), check_indices=False)
     a, v = (t if t.dtype == common else astype(t, common) for t in (a, v))
     out = Array.empty(v.shape, dtypes.int32)
     k = runtime.get().kernel(SEARCH_SHADER, {}, wg)
@@ -296,12 +280,12 @@ def _unique(name: str, x):
     from .manipulation import concat, diff
     from .scan import cumsum
     from .scatter import put
-    x = _operand(x, name)
+    x = operand(x, name, "x", host="keep")  # host data uploaded once every argument is checked
     shape = tuple(x.shape)
     n = math.prod(shape)
     plan = _plan(n, True, name) if n else None
     # Checked: GPU work from here on.
-    x = _upload(x).reshape(-1)
+    x = asarray(x).reshape(-1)
     if plan is None:
         empty = Array.empty((0,), dtypes.int32)
         return Array.empty((0,), x.dtype), empty, Array.empty(shape, dtypes.int32), empty

@@ -1,10 +1,11 @@
-"""The reductions' and the scans' defaults that rest on measurements, and the measurements behind
-them: float32 at 64M elements on an NVIDIA H100 80GB HBM3, timed by tools/bench.py's reduce and
-scan benchmarks (tools/benchmarks/reduce.py and scan.py, whose full runs sweep these tunables).
-The runs are in docs/bench/: 2026-11-23/elementwise-gather-reduce-scan-qr.md (reduce's sweep),
-2026-11-24/scan-striped-sweep.md and that folder's README (the scan's tile and layout).
+"""The primitives' defaults that rest on measurements, and the measurements behind them. Reduce
+and scan: float32 at 64M elements on an NVIDIA H100 80GB HBM3, timed by tools/bench.py's reduce and
+scan benchmarks (tools/benchmarks/reduce.py and scan.py, whose full runs sweep these tunables); the
+runs are in docs/bench/: 2026-11-23/elementwise-gather-reduce-scan-qr.md (reduce's sweep),
+2026-11-24/scan-striped-sweep.md and that folder's README (the scan's tile and layout). Matmul: as
+each entry says.
 
-reduce.py and scan.py take these values and say why they hold; a sweep that moves one changes
+The planners take these values and say why they hold; a sweep that moves one changes
 it here. Plain values: this module imports nothing.
 """
 
@@ -27,3 +28,13 @@ SCAN_ITEMS = 16
 SCAN_LAYOUT = "striped"
 # Tiles by gl_WorkGroupID, not by a counter. H100, 64M: 2189 GB/s against 2029.
 SCAN_STATIC_TILES = True
+
+# -- matmul.py --------------------------------------------------------------------------------------
+# Tile shapes a GPU with 32-wide or wider subgroups tries, largest first (matmul.CONFIGS). H100 at
+# 4096^2: large_bk8 37.0, large 32.5, medium 18.1 TFLOP/s (tools/bench.py's matmul sweep).
+MATMUL_ORDER = ("large_bk8", "medium", "small")
+# Split-K only where K is at least this many times the longer side of C. NVIDIA H200, 2026-11-24,
+# the programs of tools/benchmarks/programs.py with eager submits off: split-K on every product with
+# few tiles took the logistic regression (100 x 1 x 1000) from 2361 to 3119 it/s but the MLP step
+# (256 x 512 x 256 products) from 2813 to 2657.
+MATMUL_SPLIT_K_DEPTH = 4
