@@ -561,6 +561,9 @@ bad("stack", "no arrays", lambda m: m.stack([]), (), ("at least one", "need"))
 bad("stack", "None instead of a sequence", lambda m: m.stack(None), (), ("NoneType", "sequence"), TypeError,
     ref=False)
 bad("stack", "int32 with uint32", lambda m, a, b: m.stack([a, b]), (I(2), U(2)), ("int64",), TypeError, ref=False)
+bad("stack", "host float32 then host float16", lambda m, a, b: m.stack([a, b]),
+    (Host(lambda: np.zeros(2, np.float32)), Host(lambda: np.zeros(2, np.float16))), ("float16",), TypeError,
+    ref=False)
 val("stack", "0-d arrays", lambda m, a, b: m.stack([a, b]), (F(), F()))
 val("stack", "empty, axis -1", lambda m, a, b: m.stack([a, b], axis=-1), (F(0, 2), F(0, 2)))
 bad("strided_copy", "strides of the wrong length", lambda m, x: vk.strided_copy(x, (2, 2), (1,)), (F(6),),

@@ -15,6 +15,7 @@ import numpy as np
 from .. import dtypes
 from ..array import Array
 from .axes import normalize_axis
+from .creation import asarray
 from .launch import grid_groups
 from .operands import (HOST_DATA, WG, Plan, checked_words, collapsed, contiguous_strides, held_dtype, normalize_axes,
                        operand)
@@ -279,6 +280,7 @@ def stack(arrays, axis=0) -> Array:
     shape = shapes.pop()
     axis = normalize_axis(axis, len(shape) + 1, name)
     _result_dtype(arrays, name)  # refuse an unsupported promotion before any upload
-    expanded = [operand(x, name, "arrays", host="upload") for x in arrays]
+    checked = [operand(x, name, "arrays", host="keep") for x in arrays]  # every one, then uploads
+    expanded = [x if isinstance(x, Array) else asarray(x) for x in checked]
     expanded = [x.reshape(shape[:axis] + (1,) + shape[axis:]) for x in expanded]
     return concatenate(expanded, axis)
