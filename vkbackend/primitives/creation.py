@@ -58,12 +58,12 @@ def check_device(device, name: str) -> None:
 
 def check_fits(words: int, name: str, what: str) -> None:
     """MemoryError (numpy's, for what cannot be allocated) before any host loop or GPU work when
-    `words` 32-bit words are more than one buffer of this device holds (maxStorageBufferRange, as
-    the pool rounds sizes), than its local memory or than VKBACKEND_MEMORY_LIMIT; `what` names the
+    `words` 32-bit words are more than one buffer of this device holds (maxBufferSize, as the
+    pool rounds sizes), than its local memory or than VKBACKEND_MEMORY_LIMIT; `what` names the
     size and its cause."""
     rt = runtime.get()
     need = size_class(words) * WORD
-    limits = [(rt.device.max_storage_buffer_range, "this device's largest storage buffer, maxStorageBufferRange")]
+    limits = [(rt.device.max_buffer_size, "this device's largest buffer, maxBufferSize")]
     if rt.device.device_local_bytes:
         limits.append((rt.device.device_local_bytes, "this device's local memory"))
     if rt.pool.capacity is not None:

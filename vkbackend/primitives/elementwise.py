@@ -14,6 +14,7 @@ from .creation import asarray, full
 from .launch import WG, grid_groups
 from .operands import MAX_PUSH_WORDS, collapse_dims, operand
 from .recipes import recipe
+from . import windows
 
 
 def _is_scalar(x) -> bool:
@@ -163,12 +164,63 @@ def apply(op: str, operands: list, out_dtype, compute_dtype, name: str | None = 
             raise TypeError(f"{e}: numpy would compute this bool array with the Python integer in "
                             "int64, which vkbackend does not support; use an int32 array") from None
         raise
+    n = math.prod(out_shape)
+    big = n and (windows.is_big(n * (2 if out_dtype == dtypes.float16 else 4)) or
+                 any(isinstance(x, Array) and x.buffer.big for x in operands))
+    if big:
+        _check_windows(operands, n, out_dtype, name)
     out = Array.empty(out_shape, out_dtype)
     if kernel is None:
+        return out
+    if big:
+        _apply_windows(op, operands, out, compute_dtype, heads, name)
         return out
     buffers = [out.buffer] + [x.buffer if isinstance(x, Array) else out.buffer for x in operands]
     kernel(buffers, [out.size, out.offset, *heads, *tail], groups)
     return out
+
+
+def _check_windows(operands, n: int, out_dtype, name: str) -> None:
+    """Past maxStorageBufferRange, operands of the output's size, one-element arrays and scalars
+    go through windows (4-byte types): ValueError for the rest, before any GPU work."""
+    for x in [out_dtype] + [x.dtype for x in operands if isinstance(x, Array)]:
+        if x == dtypes.float16:
+            raise ValueError(f"{name}: arrays larger than maxStorageBufferRange work in windows of 32-bit "
+                             "words; float16 packs two in one")
+    for x in operands:
+        if isinstance(x, Array) and x.size not in (n, 1):
+            raise ValueError(f"{name}: broadcasting {x.shape} against an array larger than maxStorageBufferRange "
+                             "is not supported: expected operands of the result's shape, one-element arrays or "
+                             "scalars")
+
+
+def _apply_windows(op: str, operands: list, out: Array, compute_dtype, heads: list, name: str) -> None:
+    """out = op(*operands) in chunks of windows.chunk_words() elements, each dispatch binding
+    the windows of the chunk (operands of out's size, out) or of the one element."""
+    n, step = out.size, windows.chunk_words()
+    for start in range(0, n, step):
+        count = min(step, n - start)
+        sig, push, bufs, wins = [], [], [], []
+        out_win, out_at = windows.window(out.offset + start, count)
+        for x, head in zip(operands, heads):
+            if not isinstance(x, Array):
+                sig.append(None)
+                push.append(head)
+                bufs.append(out.buffer)
+                wins.append(out_win if out.buffer.big else None)
+                continue
+            first, length = (x.offset + start, count) if x.size == n else (x.offset, 1)
+            sig.append(((length,), x.dtype))
+            if x.buffer.big:
+                win, at = windows.window(first, length)
+            else:
+                win, at = None, first
+            push.append(at)
+            bufs.append(x.buffer)
+            wins.append(win)
+        kernel, _, tail, groups = _plan(op, out.dtype, compute_dtype, tuple(sig), False, name)
+        kernel([out.buffer] + bufs, [count, out_at if out.buffer.big else out.offset + start, *push, *tail],
+               groups, windows=[out_win if out.buffer.big else None] + wins)
 
 
 # array OP c for a Python int c above (below) every value of the array's type

@@ -28,7 +28,7 @@ import numpy as np
 from .axes import normalize_axis
 from .. import dtypes, runtime
 from ..array import Array
-from . import launch, layout, recipes
+from . import launch, layout, recipes, windows
 from .creation import asarray, zeros
 from .launch import LoopBudgetError, collective_cost, pow2ceil
 from .tuning import REDUCE_GROUPS, REDUCE_WG
@@ -312,9 +312,11 @@ def _defines(op: _Op, in_dtype, acc, out_dtype, plan: _Plan, final: bool) -> dic
 
 
 def _launch(x: Array, step: tuple, op: _Op, acc, out_dtype, den: float, final: bool,
-            pivot: Array | None = None, out: Array | None = None) -> Array:
+            pivot: Array | None = None, out: Array | None = None, at: tuple | None = None) -> Array:
     """Record one reduction of x, seen as (outer, n, inner), along n (var/std: `pivot` holds each
-    output's mean and `den` is ddof), into `out` (contiguous, outer * inner) or a new array."""
+    output's mean and `den` is ddof), into `out` (contiguous, outer * inner) or a new array.
+    `at`: x and out through windows of big buffers: (x's window, x's offset in it, out's window,
+    out's offset in it), a window None where that buffer is bound whole (windows.py)."""
     outer, n, inner = step
     outputs = outer * inner
     if out is None:
@@ -329,12 +331,64 @@ def _launch(x: Array, step: tuple, op: _Op, acc, out_dtype, den: float, final: b
     if plan.splits > 1:
         partials = Array.empty((plan.splits * outputs * op.state_words,), dtypes.uint32)
         counters = _tile_counters(rt, plan.tiles)
-    push = (n, inner, outputs, plan.tiles, x.offset, out.offset, plan.splits, plan.chunk, float(den),
+    x_win, x_at, out_win, out_at = at or (None, x.offset, None, out.offset)
+    push = (n, inner, outputs, plan.tiles, x_at, out_at, plan.splits, plan.chunk, float(den),
             0 if pivot is None else pivot.offset)
     grid = (builtins.min(plan.tiles, rt.device.max_workgroup_count[0]), plan.splits)
     buffers = [x.buffer, out.buffer, partials.buffer, counters.buffer]
-    kernel(buffers if pivot is None else buffers + [pivot.buffer], push, grid)
+    if at is None:
+        kernel(buffers if pivot is None else buffers + [pivot.buffer], push, grid)
+    else:
+        kernel(buffers, push, grid, windows=[x_win, out_win, out_win if partials is out else None,
+                                             out_win if counters is out else None])
     return out
+
+
+def _windowed(step: tuple) -> str | None:
+    """Why a reduction step over an input past maxStorageBufferRange cannot go in windows, or
+    None: whole (n, inner) slabs per window, or with one slab (outer 1) pieces of n."""
+    outer, n, inner = step
+    w = windows.chunk_words()
+    if n * inner <= w or (outer == 1 and inner <= w):
+        return None
+    return (f"each of its {outer} outputs' slabs of {n} x {inner} elements is larger than "
+            "maxStorageBufferRange")
+
+
+def _launch_big(x: Array, step: tuple, op: _Op, acc, out_dtype, den: float, final: bool) -> Array:
+    """_launch over an x larger than a shader may bind: whole slabs of outer rows per window (out
+    windowed too where it is big), or, for one slab, pieces of n reduced into partial results
+    that a last dispatch combines (mean: sums, divided there)."""
+    outer, n, inner = step
+    w = windows.chunk_words()
+    slab = n * inner
+    if slab <= w:
+        out = Array.empty((outer * inner,), out_dtype)
+        rows = builtins.max(1, w // builtins.max(slab, inner, 1))
+        for o in range(0, outer, rows):
+            r = builtins.min(rows, outer - o)
+            x_win, x_at = windows.window(x.offset + o * slab, r * slab)
+            if out.buffer.big:
+                out_win, out_at = windows.window(out.offset + o * inner, r * inner)
+            else:
+                out_win, out_at = None, out.offset + o * inner
+            view = Array(out._storage, (r * inner,), out_dtype, out.offset + o * inner)
+            _launch(x, (r, n, inner), op, acc, out_dtype, den, final, out=view,
+                    at=(x_win, x_at, out_win, out_at))
+        return out
+    per = builtins.max(1, w // inner)
+    pieces = -(-n // per)
+    partial_op = dataclasses.replace(op, divide=False, sqrt=False)
+    partials = Array.empty((pieces * inner,), acc)
+    for p in range(pieces):
+        m = builtins.min(per, n - p * per)
+        x_win, x_at = windows.window(x.offset + p * per * inner, m * inner)
+        view = Array(partials._storage, (inner,), acc, partials.offset + p * inner)
+        _launch(x, (1, m, inner), partial_op, acc, acc, den, False, out=view,
+                at=(x_win, x_at, None, view.offset))
+    # the same op combines the pieces (mean: it sums their sums and divides by all of n)
+    launch_step = _launch_big if partials.buffer.big else _launch
+    return launch_step(partials, (1, pieces, inner), op, acc, out_dtype, den, final)
 
 
 def sum_into(x: Array, step: tuple, out: Array) -> None:
@@ -350,7 +404,8 @@ def _chain(x: Array, axes: tuple, op: _Op, acc, out_dtype, den: float) -> Array:
     partial_op = dataclasses.replace(op, divide=False, sqrt=False)
     for k, step in enumerate(steps):
         final = k == len(steps) - 1
-        x = _launch(x, step, op if final else partial_op, acc, out_dtype if final else acc, den, final)
+        launch_step = _launch_big if x.buffer.big else _launch
+        x = launch_step(x, step, op if final else partial_op, acc, out_dtype if final else acc, den, final)
     return x
 
 
@@ -372,6 +427,25 @@ def _var(x: Array, axes: tuple, op: _Op, ddof: float) -> Array:
     return _launch(x, step, op, dtypes.float32, dtypes.float32, ddof, True, pivot=mean)
 
 
+def _check_windows(op: _Op, shape: tuple, in_dtype, axes: tuple) -> None:
+    """ValueError, before any GPU work, for a reduction of an array past maxStorageBufferRange that
+    cannot go in windows (argmax/argmin, var/std, slabs too large, 2-byte elements)."""
+    size = math.prod(shape)
+    nbytes = size * (2 if in_dtype == dtypes.float16 else 4)
+    if not windows.is_big(nbytes):
+        return
+    why = None
+    if op.arg or op.dev:
+        why = "argmax, argmin, var and std do not work in windows"
+    else:
+        for step in _steps(shape, axes):
+            if windows.is_big(math.prod(step) * 4):
+                why = why or _windowed(step)
+    if why:
+        raise ValueError(f"{op.name}: an array of {nbytes} bytes is larger than a "
+                         f"shader may bind (maxStorageBufferRange): {why}")
+
+
 def _reduce(op: _Op, a, axis, keepdims: bool, dtype=None, ddof=0) -> Array:
     shape, in_dtype, host = _inspect(a, op.name)
     dtypes.computable(in_dtype, op.name)  # float16 is held only: refused before any allocation
@@ -383,6 +457,7 @@ def _reduce(op: _Op, a, axis, keepdims: bool, dtype=None, ddof=0) -> Array:
         tuple(s for d, s in enumerate(shape) if d not in axes)
     if n == 0 and not op.identity:
         raise ValueError(f"{op.name}: zero-size reduction (axes {axes} of shape {shape}) has no identity")
+    _check_windows(op, shape, in_dtype, axes)
     x = a if host is None else asarray(host, in_dtype)
     out = _var(x, axes, op, ddof) if op.dev else _chain(x, axes, op, acc, out_dtype, n)
     return out.reshape(out_shape)

@@ -26,9 +26,10 @@ class Runtime:
         # One lock for recording, submits and the pool: kp's sequences are not thread-safe, and a
         # thread waiting for the GPU releases the GIL.
         self.lock = threading.RLock()
-        self.pool = Pool(mgr, self.device.max_storage_buffer_range, _pool_limit(self.device),
+        self.pool = Pool(mgr, self.device.max_buffer_size, _pool_limit(self.device),
                          config.get("VKBACKEND_MEMORY_LIMIT"), self.lock,
-                         host_backed=self.device.is_software)
+                         host_backed=self.device.is_software,
+                         bind_bytes=self.device.max_storage_buffer_range)
         self.stream = Stream(mgr, self.pool, self.lock,
                              staging_limit=config.get("VKBACKEND_STAGING_LIMIT") or STAGING_LIMIT)
         self.pipelines = PipelineCache(mgr)

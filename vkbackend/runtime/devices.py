@@ -76,8 +76,12 @@ class Device:
     max_workgroup_invocations: int
     max_workgroup_count: tuple
     max_shared_memory: int
-    max_storage_buffer_range: int
+    max_storage_buffer_range: int  # bytes one shader may bind of a buffer (a window of it)
     device_local_bytes: int
+    # One buffer may be this large (VkPhysicalDeviceMaintenance4Properties; the bind range where
+    # the device does not say); a window's offset is a multiple of the alignment.
+    max_buffer_size: int = 0
+    min_storage_buffer_offset_alignment: int = 16
     # Optional Vulkan features enabled on the device (kp patch 0004), e.g. shaderFloat16.
     features: frozenset = frozenset()
     # VK_KHR_cooperative_matrix shapes: (M, N, K, A, B, C, Result) with component type names.
@@ -240,6 +244,8 @@ def open_device() -> Device:
         max_shared_memory=caps["max_shared_memory"],
         max_storage_buffer_range=caps["max_storage_buffer_range"],
         device_local_bytes=caps["device_local_bytes"],
+        max_buffer_size=max(caps.get("max_buffer_size", 0), caps["max_storage_buffer_range"]),
+        min_storage_buffer_offset_alignment=caps.get("min_storage_buffer_offset_alignment", 16),
         features=enabled,
         cooperative_matrix=_cooperative_shapes(mgr, off),
         loop_budget=loop_budget,

@@ -93,9 +93,12 @@ class Kernel:
         k.spirv, k.spirv_hash, k._pipes = spirv, hashlib.sha256(spirv).hexdigest()[:24], {}
         return k
 
-    def __call__(self, buffers, push=(), groups=(1, 1, 1), barrier: bool = True) -> None:
+    def __call__(self, buffers, push=(), groups=(1, 1, 1), barrier: bool = True, windows=None) -> None:
         """Record a dispatch of `groups` workgroups over `buffers` (bindings 0..n-1), followed by a
-        global barrier unless `barrier` is False (see Stream.dispatch)."""
+        global barrier unless `barrier` is False (see Stream.dispatch). `windows`: per buffer None
+        (all of it) or (first word, words), the part of a buffer larger than a shader may bind
+        (Buffer.big) that this dispatch sees, from its first word on (a multiple of
+        windows.align_words); a big buffer without one is refused (ValueError)."""
         if len(groups) != 3:
             groups = tuple(groups) + (1,) * (3 - len(groups))
         limits = self.rt.device.max_workgroup_count
@@ -107,4 +110,18 @@ class Kernel:
         if pipe is None:
             pipe = self._pipes[layout] = self.rt.pipelines.get(self.spirv_hash, self.spirv, self.spec,
                                                                len(buffers), len(words) // 4)
-        self.rt.stream.dispatch(pipe, [b.tensor for b in buffers], words, groups, barrier)
+        if windows is None:
+            for b in buffers:
+                if b.big:
+                    raise ValueError(
+                        f"{self.shader}: an array of {b.words * 4} bytes is larger than a shader may "
+                        f"bind ({self.rt.device.max_storage_buffer_range} bytes, maxStorageBufferRange), "
+                        "and this operation does not work in windows of it (elementwise operations, "
+                        "astype and reductions do)")
+            self.rt.stream.dispatch(pipe, [b.tensor for b in buffers], words, groups, barrier)
+            return
+        spans = [(0, 0) if w is None else (w[0] * 4, w[1] * 4) for w in windows]
+        for b, w in zip(buffers, windows):
+            if b.big and w is None:
+                raise ValueError(f"{self.shader}: a buffer larger than maxStorageBufferRange needs a window")
+        self.rt.stream.dispatch(pipe, [b.tensor for b in buffers], words, groups, barrier, spans)

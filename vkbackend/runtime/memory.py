@@ -34,12 +34,13 @@ MAPPED_WORDS = 64
 class Buffer:
     """One pooled kp tensor: device memory only, or (mapped) one host-visible allocation that
     shaders use and the host reads."""
-    __slots__ = ("tensor", "words", "mapped", "__weakref__")
+    __slots__ = ("tensor", "words", "mapped", "big", "__weakref__")
 
-    def __init__(self, tensor, words: int, mapped: bool = False):
+    def __init__(self, tensor, words: int, mapped: bool = False, big: bool = False):
         self.tensor = tensor
         self.words = words
         self.mapped = mapped
+        self.big = big  # larger than a shader may bind at once: bound in windows (Kernel)
 
     def host(self) -> np.ndarray:
         """A mapped buffer's memory as uint32 words, without a copy (read it after a synchronize
@@ -83,11 +84,12 @@ class Pool:
     much memory."""
 
     def __init__(self, manager, max_bytes: int, limit: int, capacity: int | None = None, lock=None,
-                 host_backed: bool = False):
+                 host_backed: bool = False, bind_bytes: int | None = None):
         self.lock = lock or threading.RLock()
         self._host_backed = host_backed  # device memory is the process's own (lavapipe)
         self._mgr = manager
-        self._max_bytes = max_bytes
+        self._max_bytes = max_bytes  # the largest buffer (maxBufferSize)
+        self._bind_bytes = bind_bytes or max_bytes  # the most a shader binds (maxStorageBufferRange)
         self.limit = limit
         self.capacity = capacity  # bytes the pool may hold in all (None: what the device gives)
         self._free: dict[int, list[Buffer]] = {}
@@ -120,8 +122,8 @@ class Pool:
         program asks for the same few sizes again and again)."""
         cls = size_class(words)
         if cls * WORD > self._max_bytes:
-            raise MemoryError(f"an array of {words * WORD} bytes exceeds this device's largest storage buffer "
-                              f"({self._max_bytes} bytes, maxStorageBufferRange)")
+            raise MemoryError(f"an array of {words * WORD} bytes exceeds this device's largest buffer "
+                              f"({self._max_bytes} bytes, maxBufferSize)")
         if len(self._classes) < 65536:
             self._classes[words] = cls
         return cls
@@ -151,7 +153,7 @@ class Pool:
                 self.trim(0)
         self.stats["buffers_created"] += 1
         self.stats["bytes_created"] += need
-        return Buffer(tensor, cls, mapped)
+        return Buffer(tensor, cls, mapped, need > self._bind_bytes)
 
     def _exhausted(self, need: int, what: str) -> MemoryError:
         return MemoryError(f"out of memory allocating {need} bytes: "

@@ -85,14 +85,21 @@ class Stream:
         if barrier:
             seq.record(self._barrier)
 
-    def dispatch(self, pipeline, tensors, push: bytes, groups, barrier: bool = True) -> None:
+    def dispatch(self, pipeline, tensors, push: bytes, groups, barrier: bool = True, windows=None) -> None:
         """Record a dispatch of `pipeline` over `tensors`, one native call; `barrier=False` lets
         the next dispatch run beside it (the caller guarantees they touch disjoint data), as QR's
-        look-ahead panel does."""
+        look-ahead panel does; `windows`: (byte offset, byte range) per tensor (range 0: all)."""
         with self.lock:  # inline, not @locked: every op passes here
-            if self.capture is not None:
-                self.capture.dispatch(pipeline, tensors, push, groups, barrier)
-            self._begin_op().record_dispatch(pipeline, tensors, push, groups[0], groups[1], groups[2], barrier)
+            if windows is not None:
+                if self.capture is not None:
+                    self.capture.other()  # windows are not replayed
+                self._begin_op().record_dispatch(pipeline, tensors, push, groups[0], groups[1], groups[2],
+                                                 barrier, windows)
+            else:
+                if self.capture is not None:
+                    self.capture.dispatch(pipeline, tensors, push, groups, barrier)
+                self._begin_op().record_dispatch(pipeline, tensors, push, groups[0], groups[1], groups[2],
+                                                 barrier)
             self.stats["dispatches"] += 1
 
     @locked

@@ -1,0 +1,35 @@
+"""Windows of arrays larger than one shader may bind.
+
+A buffer may be as large as maxBufferSize, but a shader sees at most maxStorageBufferRange bytes
+of it at once (4 GiB on NVIDIA, 128 MiB on lavapipe): an array past that (Buffer.big) is worked on
+in chunks, each dispatch binding a window of the buffer (kp patch 0010) that starts at a multiple
+of minStorageBufferOffsetAlignment and holds the chunk. Elementwise operations, astype and
+reductions do so (elementwise.py, reduce.py); everything else refuses such arrays (Kernel).
+"""
+from __future__ import annotations
+
+from .. import runtime
+
+
+def align_words() -> int:
+    return max(1, runtime.get().device.min_storage_buffer_offset_alignment // 4)
+
+
+def chunk_words() -> int:
+    """Elements (32-bit words) one window holds for any start of the data: the bind range less
+    one alignment step, a multiple of that step."""
+    dev = runtime.get().device
+    align = align_words()
+    return (dev.max_storage_buffer_range // 4 - align) // align * align
+
+
+def is_big(nbytes: int) -> bool:
+    return nbytes > runtime.get().device.max_storage_buffer_range
+
+
+def window(first: int, count: int) -> tuple:
+    """((first word of the window, words), the data's offset inside it) for `count` words from
+    word `first` of a buffer."""
+    align = align_words()
+    start = first - first % align
+    return (start, first - start + count), first - start
