@@ -134,7 +134,7 @@ def test_upload_does_not_overwrite_a_buffer_a_recorded_op_reads(rng, n):
         np.testing.assert_array_equal(o.numpy(), x * np.float32(2))
 
 
-def test_mapped_result_of_a_flushed_chunk_reads_back(rng):
+def test_mapped_result_of_a_flushed_chunk_reads_back(rng, whole_submits):
     # A result written in an earlier (flushed, not waited-for) submit and read with nothing new
     # recorded: the flushed submit itself must end with the barrier to host reads.
     from vkbackend.runtime.stream import FLUSH_AFTER

@@ -63,7 +63,7 @@ def check_fits(words: int, name: str, what: str) -> None:
     size and its cause."""
     rt = runtime.get()
     need = size_class(words) * WORD
-    limits = [(rt.device.max_buffer_size, "this device's largest buffer, maxBufferSize")]
+    limits = [(rt.pool.max_bytes, "the largest buffer (this device's maxBufferSize, at most 2**32 - 1 words)")]
     if rt.device.device_local_bytes:
         limits.append((rt.device.device_local_bytes, "this device's local memory"))
     if rt.pool.capacity is not None:

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import dtypes, runtime
 from ..array import Array
-from .creation import asarray, full
+from .creation import asarray, check_fits, full
 from .launch import WG, grid_groups
 from .operands import MAX_PUSH_WORDS, collapse_dims, operand
 from .recipes import recipe
@@ -168,6 +168,7 @@ def apply(op: str, operands: list, out_dtype, compute_dtype, name: str | None = 
     big = n and (windows.is_big(n * (2 if out_dtype == dtypes.float16 else 4)) or
                  any(isinstance(x, Array) and x.buffer.big for x in operands))
     if big:
+        check_fits(dtypes.words(n, out_dtype), name, f"the result of {n} elements")
         _check_windows(operands, n, out_dtype, name)
     out = Array.empty(out_shape, out_dtype)
     if kernel is None:

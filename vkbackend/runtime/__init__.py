@@ -26,7 +26,8 @@ class Runtime:
         # One lock for recording, submits and the pool: kp's sequences are not thread-safe, and a
         # thread waiting for the GPU releases the GIL.
         self.lock = threading.RLock()
-        self.pool = Pool(mgr, self.device.max_buffer_size, _pool_limit(self.device),
+        # kp counts a tensor's elements in 32 bits: 2**32 - 1 words at most, whatever maxBufferSize
+        self.pool = Pool(mgr, min(self.device.max_buffer_size, (2**32 - 1) * 4), _pool_limit(self.device),
                          config.get("VKBACKEND_MEMORY_LIMIT"), self.lock,
                          host_backed=self.device.is_software,
                          bind_bytes=self.device.max_storage_buffer_range)

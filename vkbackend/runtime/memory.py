@@ -88,7 +88,7 @@ class Pool:
         self.lock = lock or threading.RLock()
         self._host_backed = host_backed  # device memory is the process's own (lavapipe)
         self._mgr = manager
-        self._max_bytes = max_bytes  # the largest buffer (maxBufferSize)
+        self.max_bytes = max_bytes  # the largest buffer (maxBufferSize, within kp's 2**32 - 1 elements)
         self._bind_bytes = bind_bytes or max_bytes  # the most a shader binds (maxStorageBufferRange)
         self.limit = limit
         self.capacity = capacity  # bytes the pool may hold in all (None: what the device gives)
@@ -121,9 +121,9 @@ class Pool:
         """size_class(words), checked against the device's largest buffer and remembered (a
         program asks for the same few sizes again and again)."""
         cls = size_class(words)
-        if cls * WORD > self._max_bytes:
-            raise MemoryError(f"an array of {words * WORD} bytes exceeds this device's largest buffer "
-                              f"({self._max_bytes} bytes, maxBufferSize)")
+        if cls * WORD > self.max_bytes:
+            raise MemoryError(f"an array of {words * WORD} bytes exceeds the largest buffer "
+                              f"({self.max_bytes} bytes: this device's maxBufferSize, at most 2**32 - 1 words)")
         if len(self._classes) < 65536:
             self._classes[words] = cls
         return cls
