@@ -181,6 +181,18 @@ def apply(op: str, operands: list, out_dtype, compute_dtype, name: str | None = 
     return out
 
 
+def copy_into(src: Array, dst: Array) -> None:
+    """Record dst[...] = src for arrays of one size and dtype, dst possibly a view into a buffer
+    larger than a shader may bind (a scan's chunk written back: scan.py)."""
+    heads = [src.offset]
+    if dst.buffer.big or src.buffer.big:
+        _apply_windows("copy", [src], dst, dtypes.STORAGE[src.dtype], heads, "copy")
+        return
+    kernel, _, tail, groups = _plan("copy", dst.dtype, dtypes.STORAGE[src.dtype], ((src.shape, src.dtype),),
+                                    src.offset % 4 == 0 and dst.offset % 4 == 0, "copy")
+    kernel([dst.buffer, src.buffer], [dst.size, dst.offset, *heads, *tail], groups)
+
+
 def _check_windows(operands, n: int, out_dtype, name: str) -> None:
     """Past maxStorageBufferRange, operands of the output's size, one-element arrays and scalars
     go through windows (4-byte types): ValueError for the rest, before any GPU work."""

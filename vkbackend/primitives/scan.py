@@ -44,7 +44,7 @@ import numpy as np
 from .axes import normalize_axis
 from .. import dtypes, runtime
 from ..array import Array
-from . import elementwise, launch
+from . import elementwise, launch, windows
 from .creation import asarray, zeros
 from .launch import LoopBudgetError, collective_cost, grid_groups
 from .operands import flag
@@ -410,12 +410,19 @@ def _cumulative(name: str, op: str, a, axis, dtype, exclusive, reverse, algorith
     out_shape = (size,) if axis is None or not shape else shape
     tuning = TUNING
     _check_tuning(tuning, kind)
+    big = windows.is_big(size * 4)
+    if big and not (len(out_shape) == 1 and not exclusive and not reverse):
+        raise ValueError(f"{name}: an array of {size * 4} bytes is larger than a shader may bind "
+                         "(maxStorageBufferRange): scans of it work in windows only flattened or 1-D, "
+                         "inclusive and forward")
     # Validated: GPU work from here on.
     x = asarray(host, in_dtype) if host is not None else a
     if size == 0:
         return Array.empty(out_shape, out_dtype)
     if cast is not None:
         x = elementwise.astype(x, cast)
+    if big:
+        return _cumulative_windows(name, op, x, out_dtype, algorithm)
     out = Array.empty(out_shape, out_dtype)
     ax = 0 if axis is None else axis
     outer, length, inner = math.prod(out_shape[:ax]), out_shape[ax], math.prod(out_shape[ax + 1:])
@@ -423,6 +430,31 @@ def _cumulative(name: str, op: str, a, axis, dtype, exclusive, reverse, algorith
         _scan_rows(kind, _span(x), _span(out), outer, length, exclusive, reverse, algorithm, tuning)
     else:
         _scan_strided(kind, _span(x), _span(out), outer, length, inner, exclusive, reverse, tuning)
+    return out
+
+
+_CARRY = {"add": "add", "mul": "multiply", "max": "maximum", "min": "minimum"}
+
+
+def _cumulative_windows(name: str, op: str, x: Array, out_dtype, algorithm: str) -> Array:
+    """An inclusive forward scan of a flat x larger than a shader may bind: each window's chunk
+    copied out and scanned, the scan of everything before it (the previous chunk's last value)
+    combined in, and the chunk written back through a window of the result."""
+    n, step = x.size, windows.chunk_words()
+    out = Array.empty((n,), out_dtype)
+    carry_with = getattr(elementwise, _CARRY[op])
+    carry = None
+    for start in range(0, n, step):
+        count = min(step, n - start)
+        piece = elementwise.astype(Array(x._storage, (count,), x.dtype, x.offset + start), x.dtype)
+        part = _cumulative(name, op, piece, None, None, False, False, algorithm)
+        if carry is not None:
+            part = carry_with(part, carry)
+        if part.dtype != out_dtype:
+            part = elementwise.astype(part, out_dtype)
+        view = Array(out._storage, (count,), out_dtype, out.offset + start)
+        elementwise.copy_into(part, view)
+        carry = Array(part._storage, (1,), part.dtype, part.offset + count - 1)
     return out
 
 
