@@ -104,8 +104,9 @@ def test_scans_in_windows(big, name):
     err = np.abs(got - want)
     assert (err <= 4 * x.size * np.finfo(np.float32).eps * scale + 1e-30).all()
     # across the chunk seam each step adds (multiplies by) the next element: the carry was combined
-    seam = got[windows.chunk_words() - 3: windows.chunk_words() + 3].astype(np.float64)
-    nxt = x64[windows.chunk_words() - 2: windows.chunk_words() + 3]
+    cut = windows.piece_words()
+    seam = got[cut - 3: cut + 3].astype(np.float64)
+    nxt = x64[cut - 2: cut + 3]
     if name == "cumsum":
         np.testing.assert_allclose(np.diff(seam), nxt, atol=8 * np.finfo(np.float32).eps * np.abs(seam).max())
     else:
@@ -120,3 +121,13 @@ def test_scans_in_windows_refuse_what_they_cannot(big):
                     lambda: vk.cumsum(a, reverse=True)):
             with pytest.raises(ValueError, match="windows only flattened or 1-D"):
                 bad()
+
+
+@pytest.mark.parametrize("range_bytes", [2**27, 2**32 - 1, 3 * 2**28, 2**31 + 12345])
+def test_scan_pieces_fit_the_bind_range_after_rounding(range_bytes):
+    """A piece's own buffer is rounded up to a size class and bound whole: the class must fit
+    (NVIDIA's 2**32 - 1 bytes would round a window-sized piece up to 4 GiB)."""
+    from vkbackend.runtime.memory import size_class
+    words = windows.piece_words(range_bytes)
+    assert size_class(words) * 4 <= range_bytes
+    assert words % windows.align_words() == 0 and words > range_bytes // 4 * 3 // 4

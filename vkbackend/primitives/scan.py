@@ -440,7 +440,7 @@ def _cumulative_windows(name: str, op: str, x: Array, out_dtype, algorithm: str)
     """An inclusive forward scan of a flat x larger than a shader may bind: each window's chunk
     copied out and scanned, the scan of everything before it (the previous chunk's last value)
     combined in, and the chunk written back through a window of the result."""
-    n, step = x.size, windows.chunk_words()
+    n, step = x.size, windows.piece_words()
     out = Array.empty((n,), out_dtype)
     carry_with = getattr(elementwise, _CARRY[op])
     carry = None

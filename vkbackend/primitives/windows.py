@@ -9,6 +9,7 @@ reductions do so (elementwise.py, reduce.py); everything else refuses such array
 from __future__ import annotations
 
 from .. import runtime
+from ..runtime.memory import size_class
 
 
 def align_words() -> int:
@@ -21,6 +22,19 @@ def chunk_words() -> int:
     dev = runtime.get().device
     align = align_words()
     return (dev.max_storage_buffer_range // 4 - align) // align * align
+
+
+def piece_words(range_bytes: int | None = None) -> int:
+    """Elements of a chunk copied into a buffer of its own (a scan's piece): the pool rounds its
+    size up to a size class, and that buffer is bound whole, so the class must fit the bind range
+    too (NVIDIA's 2**32 - 1 bytes is no class: 896M words are the most)."""
+    if range_bytes is None:
+        range_bytes = runtime.get().device.max_storage_buffer_range
+    align = align_words()
+    words = (range_bytes // 4) // align * align
+    while size_class(words) * 4 > range_bytes:
+        words = (words - words // 16) // align * align
+    return words
 
 
 def is_big(nbytes: int) -> bool:
