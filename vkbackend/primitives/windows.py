@@ -3,8 +3,9 @@
 A buffer may be as large as maxBufferSize, but a shader sees at most maxStorageBufferRange bytes
 of it at once (4 GiB on NVIDIA, 128 MiB on lavapipe): an array past that (Buffer.big) is worked on
 in chunks, each dispatch binding a window of the buffer (kp patch 0010) that starts at a multiple
-of minStorageBufferOffsetAlignment and holds the chunk. Elementwise operations, astype and
-reductions do so (elementwise.py, reduce.py); everything else refuses such arrays (Kernel).
+of minStorageBufferOffsetAlignment and holds the chunk. Elementwise operations, astype,
+reductions and flat inclusive scans do so (elementwise.py, reduce.py, scan.py); everything else
+refuses such arrays (Kernel).
 """
 from __future__ import annotations
 

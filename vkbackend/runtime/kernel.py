@@ -117,7 +117,7 @@ class Kernel:
                         f"{self.shader}: an array of {b.words * 4} bytes is larger than a shader may "
                         f"bind ({self.rt.device.max_storage_buffer_range} bytes, maxStorageBufferRange), "
                         "and this operation does not work in windows of it (elementwise operations, "
-                        "astype and reductions do)")
+                        "astype, reductions and flat scans do)")
             self.rt.stream.dispatch(pipe, [b.tensor for b in buffers], words, groups, barrier)
             return
         spans = [(0, 0) if w is None else (w[0] * 4, w[1] * 4) for w in windows]
