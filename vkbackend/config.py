@@ -120,6 +120,19 @@ DEVICE_FEATURES = ("storageBuffer16BitAccess", "shaderFloat16", "shaderInt8", "s
                    "vulkanMemoryModel", "vulkanMemoryModelDeviceScope", "cooperativeMatrix")
 _SIZE = "a size in bytes such as 268435456, 512M or 2G"
 
+
+_EAGER = "an integer from 0 to 10000000 (microseconds), or off"
+
+
+def _eager(text: str):
+    """VKBACKEND_EAGER_US: microseconds (int), or False for off."""
+    if text.lower() == "off":
+        return False
+    try:
+        return _integer(0, 10**7)(text)
+    except ValueError:
+        raise ValueError(f"expected {_EAGER}") from None
+
 VARIABLES = {v.name: v for v in (
     # runtime
     Variable("VKBACKEND_DEVICE", "runtime", "text",
@@ -146,6 +159,11 @@ VARIABLES = {v.name: v for v in (
     Variable("VKBACKEND_POOL_LIMIT", "runtime", "size", _SIZE, "a quarter of the device's local memory",
              "bytes of released buffers kept for reuse", "vkbackend/runtime/__init__.py",
              _size),
+    Variable("VKBACKEND_EAGER_US", "runtime", "integer", _EAGER,
+             "100",
+             "microseconds of recording, with the GPU idle, after which what is recorded is submitted "
+             "without waiting (0: whenever the GPU idles; off: only at a sync or a full chunk)",
+             "vkbackend/runtime/__init__.py", _eager, None),
     Variable("VKBACKEND_STAGING_LIMIT", "runtime", "size", _SIZE, "64 MiB",
              "the most host memory that uploads and downloads of device arrays go through at once "
              "(larger transfers go in pieces)", "vkbackend/runtime/__init__.py", _size),

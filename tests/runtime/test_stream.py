@@ -33,7 +33,7 @@ def test_eager_submits_while_the_gpu_idles(rng, monkeypatch):
     """With the GPU idle (and no wait between submits asked), what is recorded is submitted when
     the next operation comes (no wait); results are those of one submit, staging uploads (>
     UPDATE_BYTES) included, whose buffers come back to the pool while earlier chunks run."""
-    monkeypatch.setattr(stream, "EAGER_SECONDS", 0.0)
+    monkeypatch.setattr(runtime.get().stream, "eager_seconds", 0.0)
     vk.synchronize()
     s0 = vk.stats()
     n = stream.UPDATE_BYTES // 4 + 3
@@ -169,3 +169,15 @@ def test_a_kernel_asks_the_pipeline_cache_once_per_layout(rng):
     for _ in range(10):
         np.testing.assert_allclose((vk.asarray(x) + 1).numpy(), x + 1, rtol=1e-6)
     assert pc.stats == before  # the kernel holds its pipeline
+
+
+def test_eager_submits_follow_the_environment():
+    """VKBACKEND_EAGER_US: off turns eager submits off, a number sets the recording time (us)."""
+    import os
+    import subprocess
+    import sys
+    code = "from vkbackend import runtime; s = runtime.get().stream; print(s.eager, s.eager_seconds)"
+    for value, want in (("off", ["False", str(stream.EAGER_SECONDS)]), ("250", ["True", "0.00025"])):
+        out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, VKBACKEND_EAGER_US=value),
+                             capture_output=True, text=True, check=True, timeout=120).stdout.split()
+        assert out == want, (value, out)

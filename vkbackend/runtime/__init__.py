@@ -33,6 +33,11 @@ class Runtime:
                          bind_bytes=self.device.max_storage_buffer_range)
         self.stream = Stream(mgr, self.pool, self.lock,
                              staging_limit=config.get("VKBACKEND_STAGING_LIMIT") or STAGING_LIMIT)
+        eager = config.get("VKBACKEND_EAGER_US")
+        if eager is False:
+            self.stream.eager = False
+        elif eager is not None:
+            self.stream.eager_seconds = eager * 1e-6
         self.pipelines = PipelineCache(mgr)
         self._kernels: dict = {}
         # Tests poison every fresh buffer so that an element a kernel forgets to write shows up.

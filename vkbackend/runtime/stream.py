@@ -48,6 +48,7 @@ class Stream:
         self._interrupted = False  # a wait was interrupted with the current sequence in flight
         self.capture = None     # a recipe capture (primitives/recipes.py) watching what is recorded
         self.eager = True       # submit early while the GPU idles (False: only flushes and syncs submit)
+        self.eager_seconds = EAGER_SECONDS  # VKBACKEND_EAGER_US
         self._last_submit = 0.0  # perf_counter() at the newest submit
         self.stats = {"submits": 0, "dispatches": 0, "uploads": 0, "downloads": 0, "flushes": 0, "fills": 0,
                       "eager_submits": 0}
@@ -65,7 +66,7 @@ class Stream:
         waits while the GPU idles, unless the caller is about to submit anyway)."""
         if self._ops >= FLUSH_AFTER:
             self.flush()
-        elif (eager and self._ops and self.eager and time.perf_counter() - self._last_submit >= EAGER_SECONDS
+        elif (eager and self._ops and self.eager and time.perf_counter() - self._last_submit >= self.eager_seconds
               and self._idle()):
             self.flush(eager=True)
         seq = self._seqs[self._cur]
