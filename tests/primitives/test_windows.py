@@ -148,8 +148,8 @@ def test_what_does_not_work_in_windows_is_refused(big):
     with no_gpu_work():
         with pytest.raises(ValueError, match="broadcasting"):
             rows + six
-        with pytest.raises(ValueError, match="argmax"):
-            vk.argmax(a)
+        with pytest.raises(ValueError, match="argmax and argmin work in windows only over all"):
+            vk.argmax(rows, axis=0)
         with pytest.raises(ValueError, match="var"):
             vk.var(a)
     with pytest.raises(ValueError, match="maxStorageBufferRange"):
@@ -175,3 +175,19 @@ def test_scan_pieces_fit_the_bind_range_after_rounding(range_bytes):
     words = windows.piece_words(range_bytes)
     assert size_class(words) * 4 <= range_bytes
     assert words % windows.align_words() == 0 and words > range_bytes // 4 * 3 // 4
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+def test_flat_argmax_argmin_in_windows(big_n, block, name):
+    """The first occurrence over all chunks: the block repeats, so the extreme recurs in every
+    period; planting a larger (smaller) value, or a NaN, in the second chunk moves it there."""
+    x = np.resize(block, big_n)
+    fn = getattr(np, name)
+    a = vk.asarray(x)
+    assert int(getattr(vk, name)(a)) == fn(x[:BLOCK])
+    at = windows.chunk_words() + 5
+    x[at] = 100.0 if name == "argmax" else -100.0
+    x[at + 7] = x[at]  # a tie after it: the first wins
+    assert int(getattr(vk, name)(vk.asarray(x))) == at
+    x[big_n - 2] = np.nan  # NaN first: numpy returns the first NaN
+    assert int(getattr(vk, name)(vk.asarray(x), keepdims=True).numpy().ravel()[0]) == big_n - 2

@@ -435,8 +435,13 @@ def _check_windows(op: _Op, shape: tuple, in_dtype, axes: tuple) -> None:
     if not windows.is_big(nbytes):
         return
     why = None
-    if op.arg or op.dev:
-        why = "argmax, argmin, var and std do not work in windows"
+    if op.dev:
+        why = "var and std do not work in windows"
+    elif op.arg:
+        if len(axes) != len(shape) and builtins.sum(1 for s in shape if s != 1) > 1:
+            why = "argmax and argmin work in windows only over all of it"
+        elif size > 2**31 - 1:
+            why = "its flat indices do not fit int32"
     else:
         for step in _steps(shape, axes):
             if windows.is_big(math.prod(step) * 4):
@@ -459,8 +464,33 @@ def _reduce(op: _Op, a, axis, keepdims: bool, dtype=None, ddof=0) -> Array:
         raise ValueError(f"{op.name}: zero-size reduction (axes {axes} of shape {shape}) has no identity")
     _check_windows(op, shape, in_dtype, axes)
     x = a if host is None else asarray(host, in_dtype)
-    out = _var(x, axes, op, ddof) if op.dev else _chain(x, axes, op, acc, out_dtype, n)
+    if op.arg and x.buffer.big:
+        out = _arg_windows(x, op)
+    else:
+        out = _var(x, axes, op, ddof) if op.dev else _chain(x, axes, op, acc, out_dtype, n)
     return out.reshape(out_shape)
+
+
+def _arg_windows(x: Array, op: _Op) -> Array:
+    """Flat argmax/argmin of an x past the bind range: per window's chunk its max (min) and the
+    first index of it, then the first chunk holding the overall one (numpy's first occurrence,
+    NaN first) and its index there plus the chunk's start."""
+    from .indexing import take  # a sibling primitive, only this path needs it
+    n, w = x.size, windows.chunk_words()
+    chunks = -(-n // w)
+    value_op = _MAX if op is _ARGMAX else _MIN
+    v_acc, v_out = _types(value_op, x.dtype, None)
+    i_acc, i_out = _types(op, x.dtype, None)
+    values, firsts = Array.empty((chunks,), v_out), Array.empty((chunks,), i_out)
+    for j in range(chunks):
+        count = builtins.min(w, n - j * w)
+        win, at = windows.window(x.offset + j * w, count)
+        for dest, kind, acc, dt in ((values, value_op, v_acc, v_out), (firsts, op, i_acc, i_out)):
+            view = Array(dest._storage, (1,), dt, dest.offset + j)
+            _launch(x, (1, count, 1), kind, acc, dt, count, True, out=view, at=(win, at, None, view.offset))
+    starts = asarray(np.arange(0, chunks * w, w, dtype=np.int32))
+    from .elementwise import add
+    return take(add(firsts, starts), _chain(values, (0,), op, i_acc, i_out, chunks))
 
 
 @recipes.recipe()
