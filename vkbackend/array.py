@@ -92,7 +92,8 @@ class Array:
 
     # -- host transfer ----------------------------------------------------------------------
     def numpy(self) -> np.ndarray:
-        """Run what is recorded and copy this array back: exactly one submit."""
+        """Run what is recorded and copy this array back: one wait (a submit and wait per piece
+        of the staging area past its size, VKBACKEND_STAGING_LIMIT)."""
         stream = runtime.get().stream
         if not self.size:
             stream.synchronize()
