@@ -165,7 +165,7 @@ def apply(op: str, operands: list, out_dtype, compute_dtype, name: str | None = 
                             "int64, which vkbackend does not support; use an int32 array") from None
         raise
     n = math.prod(out_shape)
-    big = n and (windows.is_big(n * (2 if out_dtype == dtypes.float16 else 4)) or
+    big = n and (windows.is_big(dtypes.words(n, out_dtype) * 4) or
                  any(isinstance(x, Array) and x.buffer.big for x in operands))
     if big:
         check_fits(dtypes.words(n, out_dtype), name, f"the result of {n} elements")
@@ -182,15 +182,9 @@ def apply(op: str, operands: list, out_dtype, compute_dtype, name: str | None = 
 
 
 def copy_into(src: Array, dst: Array) -> None:
-    """Record dst[...] = src for arrays of one size and dtype, dst possibly a view into a buffer
-    larger than a shader may bind (a scan's chunk written back: scan.py)."""
-    heads = [src.offset]
-    if dst.buffer.big or src.buffer.big:
-        _apply_windows("copy", [src], dst, dtypes.STORAGE[src.dtype], heads, "copy")
-        return
-    kernel, _, tail, groups = _plan("copy", dst.dtype, dtypes.STORAGE[src.dtype], ((src.shape, src.dtype),),
-                                    src.offset % 4 == 0 and dst.offset % 4 == 0, "copy")
-    kernel([dst.buffer, src.buffer], [dst.size, dst.offset, *heads, *tail], groups)
+    """Record dst[...] = src for arrays of one size and dtype, through windows of either where it
+    lives in a buffer larger than a shader may bind (a scan's chunk written back: scan.py)."""
+    _apply_windows("copy", [src], dst, dtypes.STORAGE[src.dtype], [src.offset], "copy")
 
 
 def _check_windows(operands, n: int, out_dtype, name: str) -> None:
@@ -214,26 +208,22 @@ def _apply_windows(op: str, operands: list, out: Array, compute_dtype, heads: li
     for start in range(0, n, step):
         count = min(step, n - start)
         sig, push, bufs, wins = [], [], [], []
-        out_win, out_at = windows.window(out.offset + start, count)
+        out_win, out_at = windows.bind(out.buffer, out.offset + start, count)
         for x, head in zip(operands, heads):
-            if not isinstance(x, Array):
+            if not isinstance(x, Array):  # a scalar: its binding is a dummy, out's
                 sig.append(None)
                 push.append(head)
                 bufs.append(out.buffer)
-                wins.append(out_win if out.buffer.big else None)
+                wins.append(out_win)
                 continue
             first, length = (x.offset + start, count) if x.size == n else (x.offset, 1)
             sig.append(((length,), x.dtype))
-            if x.buffer.big:
-                win, at = windows.window(first, length)
-            else:
-                win, at = None, first
+            win, at = windows.bind(x.buffer, first, length)
             push.append(at)
             bufs.append(x.buffer)
             wins.append(win)
         kernel, _, tail, groups = _plan(op, out.dtype, compute_dtype, tuple(sig), False, name)
-        kernel([out.buffer] + bufs, [count, out_at if out.buffer.big else out.offset + start, *push, *tail],
-               groups, windows=[out_win if out.buffer.big else None] + wins)
+        kernel([out.buffer] + bufs, [count, out_at, *push, *tail], groups, windows=[out_win] + wins)
 
 
 # array OP c for a Python int c above (below) every value of the array's type

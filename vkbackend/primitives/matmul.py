@@ -226,10 +226,7 @@ def record_gemm(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda: in
     a_vec = _aligned(offs[0], lda, *sa, (m if trans_a else k))
     b_vec = _aligned(offs[1], ldb, *sb, (k if trans_b else n))
     c_vec = _aligned(offs[2], ldc, *sc, n)
-    defines = {"BM": cfg.bm, "BN": cfg.bn, "BK": cfg.bk, "TM": cfg.tm, "TN": cfg.tn,
-               "WARP_X": cfg.warp_x, "LANES": cfg.lanes, "TRANS_A": int(bool(trans_a)),
-               "TRANS_B": int(bool(trans_b)), "A_VEC": int(a_vec), "B_VEC": int(b_vec),
-               "C_VEC": int(c_vec), "HAS_BETA": int(beta != 0), "BATCH_RANK": len(extents)}
+    defines = _defines(cfg, trans_a, trans_b, a_vec, b_vec, c_vec, beta != 0, len(extents))
     groups, trips = _grid(dev, cfg, m, n, batch)
     tiles_x, tiles_y = -(-n // cfg.bn), -(-m // cfg.bm)
     exact = groups[0] == tiles_x and groups[1] == tiles_y
@@ -284,12 +281,9 @@ def _record_split_k(a, b, c, offs, cfg, splits: int, *, m, n, k, lda, ldb, trans
             continue
         o_a, o_b, o_c = offs[0] + first * step_a, offs[1] + first * step_b, first * m * n
         batched = count > 1
-        defines = {"BM": cfg.bm, "BN": cfg.bn, "BK": cfg.bk, "TM": cfg.tm, "TN": cfg.tn,
-                   "WARP_X": cfg.warp_x, "LANES": cfg.lanes, "TRANS_A": int(bool(trans_a)),
-                   "TRANS_B": int(bool(trans_b)), "HAS_BETA": 0, "BATCH_RANK": int(batched),
-                   "A_VEC": int(_aligned(o_a, lda, step_a, m if trans_a else kl)),
-                   "B_VEC": int(_aligned(o_b, ldb, step_b, kl if trans_b else n)),
-                   "C_VEC": int(_aligned(o_c, n, m * n))}
+        defines = _defines(cfg, trans_a, trans_b, _aligned(o_a, lda, step_a, m if trans_a else kl),
+                           _aligned(o_b, ldb, step_b, kl if trans_b else n), _aligned(o_c, n, m * n),
+                           False, int(batched))
         groups, _ = _grid(rt.device, cfg, m, n, count)
         push = [m, n, kl, lda, ldb, n, o_a, o_b, o_c, float(alpha), 0.0, count, 0]
         if batched:
@@ -298,6 +292,14 @@ def _record_split_k(a, b, c, offs, cfg, splits: int, *, m, n, k, lda, ldb, trans
         rt.kernel(_SHADER, defines, cfg.threads)([a.buffer, b.buffer, work.buffer], push, groups,
                                                  barrier=not (first == 0 and rest))
     reduce.sum_into(work, (1, planes, m * n), Array(c._storage, (m * n,), c.dtype, offs[2]))
+
+
+def _defines(cfg: TileConfig, trans_a, trans_b, a_vec, b_vec, c_vec, has_beta, batch_rank: int) -> dict:
+    """matmul.comp's defines for a tile shape, the operands' layout and vec4 access, beta and batch."""
+    return {"BM": cfg.bm, "BN": cfg.bn, "BK": cfg.bk, "TM": cfg.tm, "TN": cfg.tn,
+            "WARP_X": cfg.warp_x, "LANES": cfg.lanes, "TRANS_A": int(bool(trans_a)),
+            "TRANS_B": int(bool(trans_b)), "A_VEC": int(a_vec), "B_VEC": int(b_vec),
+            "C_VEC": int(c_vec), "HAS_BETA": int(bool(has_beta)), "BATCH_RANK": batch_rank}
 
 
 def _aligned(*vals) -> bool:

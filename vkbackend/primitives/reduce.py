@@ -368,10 +368,7 @@ def _launch_big(x: Array, step: tuple, op: _Op, acc, out_dtype, den: float, fina
         for o in range(0, outer, rows):
             r = builtins.min(rows, outer - o)
             x_win, x_at = windows.window(x.offset + o * slab, r * slab)
-            if out.buffer.big:
-                out_win, out_at = windows.window(out.offset + o * inner, r * inner)
-            else:
-                out_win, out_at = None, out.offset + o * inner
+            out_win, out_at = windows.bind(out.buffer, out.offset + o * inner, r * inner)
             view = Array(out._storage, (r * inner,), out_dtype, out.offset + o * inner)
             _launch(x, (r, n, inner), op, acc, out_dtype, den, final, out=view,
                     at=(x_win, x_at, out_win, out_at))
@@ -431,7 +428,7 @@ def _check_windows(op: _Op, shape: tuple, in_dtype, axes: tuple) -> None:
     """ValueError, before any GPU work, for a reduction of an array past maxStorageBufferRange that
     cannot go in windows (argmax/argmin, var/std, slabs too large, 2-byte elements)."""
     size = math.prod(shape)
-    nbytes = size * (2 if in_dtype == dtypes.float16 else 4)
+    nbytes = dtypes.words(size, in_dtype) * 4
     if not windows.is_big(nbytes):
         return
     why = None

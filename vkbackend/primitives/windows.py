@@ -42,6 +42,12 @@ def is_big(nbytes: int) -> bool:
     return nbytes > runtime.get().device.max_storage_buffer_range
 
 
+def bind(buffer, first: int, count: int) -> tuple:
+    """(window or None, the data's offset in what is bound) for `count` words from word `first` of
+    a buffer: a window only where the buffer is big, else all of it with the data at `first`."""
+    return window(first, count) if buffer.big else (None, first)
+
+
 def window(first: int, count: int) -> tuple:
     """((first word of the window, words), the data's offset inside it) for `count` words from
     word `first` of a buffer."""

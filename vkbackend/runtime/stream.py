@@ -76,12 +76,9 @@ class Stream:
         self._ops += 1
         return seq
 
-    def _record(self, op, barrier: bool = True, copy: tuple | None = None) -> None:
-        """Record `op` (or the region `copy`: src, dst, offsets, bytes) just before a synchronize."""
+    def _record(self, op, barrier: bool = True) -> None:
+        """Record `op` just before a synchronize (no eager submit in between)."""
         seq = self._begin_op(eager=False)
-        if copy is not None:
-            seq.record_copy(*copy)
-            return
         seq.record(op)
         if barrier:
             seq.record(self._barrier)
@@ -141,13 +138,13 @@ class Stream:
             area.restart(words)
         return area.take(words)
 
-    def _drain(self) -> None:
-        """Submit what is recorded and wait for every submit (synchronize without its downloads
-        and checks)."""
+    def _drain(self, host: bool = False) -> None:
+        """Submit what is recorded (host=True: ending with the barrier to host reads) and wait for
+        every submit: synchronize without its downloads and checks."""
         if self._interrupted:
             self._settle()
         if self._ops:
-            self._submit(wait=True)
+            self._submit(wait=True, host=host)
         else:
             self._await_other()
             self.completed = self.submitted
@@ -165,7 +162,8 @@ class Stream:
         for pos in range(0, count, area.limit):
             n = min(area.limit, count - pos)
             off = self._stage(n)
-            self._record(None, copy=(buf.tensor, area.tensor, (first + pos) * WORD, off * WORD, n * WORD))
+            self._begin_op(eager=False).record_copy(buf.tensor, area.tensor, (first + pos) * WORD, off * WORD,
+                                                    n * WORD)
             area.epoch = self.next_epoch
             self.stats["downloads"] += 1
             self.synchronize(host=True)
@@ -294,14 +292,10 @@ class Stream:
         if host and (self._ops or self._host_epoch < self.submitted):
             # last in this submit (or alone, for earlier submits' writes): device writes, for the host
             self._record(self._host_barrier, barrier=False)
-        if self._ops:
-            try:
-                self._submit(wait=True, host=host)
-            except BaseException:
-                self._checks[:0] = checks  # the interrupted sync's checks run at the next one
-                raise
-        else:
-            self._await_other()
-            self.completed = self.submitted
+        try:
+            self._drain(host)
+        except BaseException:
+            self._checks[:0] = checks  # the interrupted sync's checks run at the next one
+            raise
         for check, _ in checks:
             check()
