@@ -115,9 +115,10 @@ class Variable:
 
 
 SUBGROUP_FEATURES = ("basic", "vote", "arithmetic", "ballot", "shuffle", "shuffle_relative", "clustered", "quad")
-# What kp's patched createDevice enables where the device has it (third_party/kompute/0004).
+# What kp's patched createDevice enables where the device has it (third_party/kompute/0004), and
+# push descriptors (VK_KHR_push_descriptor, asked for by runtime/devices.py; 0011).
 DEVICE_FEATURES = ("storageBuffer16BitAccess", "shaderFloat16", "shaderInt8", "storageBuffer8BitAccess",
-                   "vulkanMemoryModel", "vulkanMemoryModelDeviceScope", "cooperativeMatrix")
+                   "vulkanMemoryModel", "vulkanMemoryModelDeviceScope", "cooperativeMatrix", "pushDescriptor")
 _SIZE = "a size in bytes such as 268435456, 512M or 2G"
 
 

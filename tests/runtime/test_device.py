@@ -97,24 +97,32 @@ def test_lavapipe_threads_count_as_mesa_does(monkeypatch):
         assert device_mod.lavapipe_threads() == threads, value
 
 
-def test_sm_builtins_are_asked_for_only_where_listed(dev, monkeypatch):
-    """open_device reopens the device with VK_NV_shader_sm_builtins where the device lists it (kp
-    enables only the extensions it is asked for) and leaves it as it is elsewhere; shown with an
-    extension this device lists in its place."""
+def test_extensions_are_asked_for_only_where_listed(dev, monkeypatch):
+    """open_device reopens the device with VK_NV_shader_sm_builtins and VK_KHR_push_descriptor
+    where the device lists them (kp enables only the extensions it is asked for), leaves it as it
+    is elsewhere, and leaves push descriptors out when VKBACKEND_DISABLE_FEATURE names them; shown
+    with extensions this device lists standing in for them."""
     from vkbackend.runtime._kpmod import kp
     mgr = kp.Manager(dev.index)
     listed = mgr.device_capabilities()["extensions"]
-    unlisted = [e for e in listed if e != device_mod.SM_BUILTINS]
-    same, asked = device_mod._with_sm_builtins(kp, mgr, dev.index, unlisted)
+    unlisted = [e for e in listed if e not in (device_mod.SM_BUILTINS, device_mod.PUSH_DESCRIPTOR)]
+    same, asked = device_mod._with_extensions(kp, mgr, dev.index, unlisted, frozenset())
     assert same is mgr and asked == ()
-    stand_in = next((e for e in ("VK_KHR_maintenance1", "VK_KHR_shader_float16_int8") if e in listed), None)
-    if stand_in is None:
+    stand_ins = [e for e in ("VK_KHR_maintenance1", "VK_KHR_shader_float16_int8") if e in listed]
+    if len(stand_ins) < 2:
         mgr.destroy()
-        pytest.skip("the device lists none of the stand-in extensions")
-    monkeypatch.setattr(device_mod, "SM_BUILTINS", stand_in)
-    reopened, asked = device_mod._with_sm_builtins(kp, mgr, dev.index, listed)
+        pytest.skip("the device lists fewer than two of the stand-in extensions")
+    monkeypatch.setattr(device_mod, "SM_BUILTINS", stand_ins[0])
+    monkeypatch.setattr(device_mod, "PUSH_DESCRIPTOR", stand_ins[1])
+    reopened, asked = device_mod._with_extensions(kp, mgr, dev.index, listed, frozenset())
     try:
-        assert reopened is not mgr and asked == (stand_in,)
+        assert reopened is not mgr and asked == tuple(stand_ins)
         assert reopened.device_capabilities()["device_name"] == dev.name
+    finally:
+        reopened.destroy()
+    mgr = kp.Manager(dev.index)
+    reopened, asked = device_mod._with_extensions(kp, mgr, dev.index, listed, frozenset({"pushDescriptor"}))
+    try:
+        assert asked == (stand_ins[0],)
     finally:
         reopened.destroy()

@@ -38,7 +38,7 @@ class Runtime:
             self.stream.eager = False
         elif eager is not None:
             self.stream.eager_seconds = eager * 1e-6
-        self.pipelines = PipelineCache(mgr)
+        self.pipelines = PipelineCache(mgr, self.device.push_descriptors)
         self._kernels: dict = {}
         # Tests poison every fresh buffer so that an element a kernel forgets to write shows up.
         self.poison = config.get("VKBACKEND_POISON")

@@ -27,6 +27,7 @@ _VENDORS = {0x10DE: "NVIDIA", 0x1002: "AMD", 0x8086: "Intel", 0x10005: "Mesa", 0
 # extension (runtime/__init__.py asks); lavapipe runs workgroups on Mesa's rasterizer threads
 # (lavapipe_threads); elsewhere planners assume a large discrete GPU (H100 and H200 SXM: 132).
 SM_BUILTINS = "VK_NV_shader_sm_builtins"
+PUSH_DESCRIPTOR = "VK_KHR_push_descriptor"
 MULTIPROCESSORS_ESTIMATE = 132
 LAVAPIPE_MAX_THREADS = 32  # Mesa's LP_MAX_THREADS (llvmpipe's lp_limits.h)
 
@@ -97,10 +98,15 @@ class Device:
     # (the driver, gl_SMCountNV), "lavapipe threads" (Mesa's rule, lavapipe_threads) or "estimate".
     multiprocessors: int = MULTIPROCESSORS_ESTIMATE
     multiprocessors_source: str = "estimate"
-    # Device extensions vkbackend asked for besides kp's own (SM_BUILTINS where listed).
+    # Device extensions vkbackend asked for besides kp's own (SM_BUILTINS, PUSH_DESCRIPTOR where listed).
     enabled_extensions: tuple = ()
     extensions: tuple = field(repr=False, default=())
     manager: object = field(repr=False, compare=False, default=None)
+
+    @property
+    def push_descriptors(self) -> bool:
+        """Dispatches push their bindings (VK_KHR_push_descriptor) instead of binding a set."""
+        return PUSH_DESCRIPTOR in self.enabled_extensions
 
     @property
     def is_software(self) -> bool:
@@ -183,15 +189,17 @@ def _choose_index(devices: list[dict]) -> int:
     return 0
 
 
-def _with_sm_builtins(kp, mgr, index: int, extensions) -> tuple:
-    """(manager, extensions asked for): where the device lists SM_BUILTINS, the device reopened
-    with it (kp enables only the extensions it is asked for), else as it is."""
-    if SM_BUILTINS not in extensions:
+def _with_extensions(kp, mgr, index: int, extensions, off: frozenset) -> tuple:
+    """(manager, extensions asked for): the device reopened with those of SM_BUILTINS and
+    PUSH_DESCRIPTOR it lists (kp enables only the extensions it is asked for), else as it is."""
+    want = [e for e in (SM_BUILTINS, PUSH_DESCRIPTOR) if e in extensions
+            and not (e == PUSH_DESCRIPTOR and "pushDescriptor" in off)]
+    if not want:
         return mgr, ()
     mgr.destroy()
     try:
-        return kp.Manager(index, [], [SM_BUILTINS]), (SM_BUILTINS,)
-    except Exception:  # noqa: BLE001 - a driver that lists it and refuses it: the plain device
+        return kp.Manager(index, [], want), tuple(want)
+    except Exception:  # noqa: BLE001 - a driver that lists them and refuses them: the plain device
         return kp.Manager(index), ()
 
 
@@ -214,11 +222,11 @@ def open_device() -> Device:
         mgr.destroy()
         mgr = kp.Manager(index)
     caps = mgr.device_capabilities()
-    mgr, asked = _with_sm_builtins(kp, mgr, index, caps["extensions"])
+    off = _disabled_features_from_env()
+    mgr, asked = _with_extensions(kp, mgr, index, caps["extensions"], off)
     disabled = _disabled_from_env()
     ops = caps["subgroup_operations"] if caps["subgroup_stages"] & _COMPUTE_STAGE else 0
     features = frozenset(n for n, bit in SUBGROUP_FEATURE_BITS.items() if ops & bit) - disabled
-    off = _disabled_features_from_env()
     enabled = frozenset(mgr.enabled_features()) - off
     driver = " ".join(x for x in (caps["driver_name"], caps["driver_info"]) if x) or _version(caps["driver_version"])
     loop_budget, emulated = _loop_budget(is_lavapipe(caps["device_name"]))

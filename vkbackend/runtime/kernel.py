@@ -2,7 +2,8 @@
 
 One kp.Pipeline per shader variant (SPIR-V, specialization constants, buffer count, push size),
 shared by every dispatch whatever buffers it binds (kp patch 0005): a pipeline is made once, and
-a dispatch binds its buffers through a recycled descriptor set.
+a dispatch pushes its bindings into the command buffer (VK_KHR_push_descriptor, kp patch 0011)
+or, on devices without that extension, binds them through a recycled descriptor set.
 """
 from __future__ import annotations
 
@@ -45,8 +46,9 @@ class PipelineCache:
     a program uses a fixed set of shader variants. Kernels keep the ones they use, so this is
     asked once per kernel and binding layout."""
 
-    def __init__(self, manager):
+    def __init__(self, manager, push_descriptors: bool = False):
         self._mgr = manager
+        self._push_descriptors = push_descriptors  # the device has VK_KHR_push_descriptor enabled
         self._pipes: dict = {}
         self.stats = {"hits": 0, "created": 0}
 
@@ -56,7 +58,8 @@ class PipelineCache:
         if pipe is not None:
             self.stats["hits"] += 1
             return pipe
-        pipe = self._pipes[key] = self._mgr.pipeline(spirv, list(spec), buffers, push_words)
+        pipe = self._pipes[key] = self._mgr.pipeline(spirv, list(spec), buffers, push_words,
+                                                     self._push_descriptors)
         self.stats["created"] += 1
         return pipe
 
