@@ -6,8 +6,9 @@ vector_norm for ord p > 0 other than 1 and inf scales by the largest |x| first, 
 m)**p)**(1/p), so that |x|**p neither overflows nor underflows in float32 (numpy's float32 norm of
 [3e20, 4e20] is inf; this one is 5e20). Infinities give inf and NaN gives NaN, as numpy.
 
-matrix_norm has 'fro', 1, -1, inf and -inf; 2, -2 and 'nuc' are functions of the singular values,
-which vkbackend does not compute (no SVD): NotImplementedError, before any GPU work.
+matrix_norm has 'fro', 1, -1, inf and -inf here; 2, -2 and 'nuc' are functions of the singular
+values, which vk.linalg.matrix_norm (ops/svd.py) passes in as `singular_values` (svdvals: the
+primitives cannot import ops). Without it they raise NotImplementedError, before any GPU work.
 """
 from __future__ import annotations
 
@@ -83,10 +84,11 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2) -> Array:
 _NO_SVD = (2, -2, "nuc")
 
 
-def matrix_norm(x, /, *, keepdims=False, ord="fro") -> Array:
+def matrix_norm(x, /, *, keepdims=False, ord="fro", singular_values=None) -> Array:
     """numpy.linalg.matrix_norm of the matrices in x (..., M, N) in float32: ord 'fro', 1 / -1
-    (largest / smallest column sum of |x|), inf / -inf (row sums). 2, -2 and 'nuc' need the
-    singular values: NotImplementedError."""
+    (largest / smallest column sum of |x|), inf / -inf (row sums); 2 / -2 (largest / smallest
+    singular value) and 'nuc' (their sum) from singular_values(x) (..., min(M, N)), descending,
+    NotImplementedError without it."""
     name = "matrix_norm"
     x = operand(x, name, "x")
     if x.ndim < 2:
@@ -96,10 +98,21 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro") -> Array:
             raise ValueError(f"{name}: ord must be 'fro', 'nuc', 1, -1, 2, -2, inf or -inf, got {ord!r}")
     elif isinstance(ord, (bool, np.bool_)) or not isinstance(ord, numbers.Real) or ord not in (1, -1, 2, -2, math.inf, -math.inf):
         raise ValueError(f"{name}: ord must be 'fro', 'nuc', 1, -1, 2, -2, inf or -inf, got {ord!r}")
-    if ord in _NO_SVD:
-        raise NotImplementedError(f"{name}: ord={ord!r} is a function of the singular values, which "
-                                  "vkbackend does not compute (no SVD); 'fro', 1, -1, inf and -inf are there")
     m, n = x.shape[-2:]
+    if ord in _NO_SVD:
+        if singular_values is None:
+            raise NotImplementedError(f"{name}: ord={ord!r} is a function of the singular values: "
+                                      "vk.linalg.matrix_norm computes it")
+        if min(m, n) == 0:  # numpy: the largest or smallest of no singular values has no value
+            if ord != "nuc":
+                raise ValueError(f"{name}: ord={ord!r} of matrices of shape {(m, n)} has no value")
+            out = zeros(x.shape[:-2] + (1, 1), dtypes.float32)
+        else:
+            s = singular_values(_float(x))
+            k = s.shape[-1]
+            out = _sum(s, axis=-1, keepdims=True) if ord == "nuc" else s[..., :1] if ord == 2 else s[..., k - 1:]
+            out = out.reshape(x.shape[:-2] + (1, 1))
+        return out if keepdims else out.reshape(x.shape[:-2])
     if ord == "fro":
         return vector_norm(x, axis=(-2, -1), keepdims=keepdims, ord=2)
     across, along = (-2, -1) if ord in (1, -1) else (-1, -2)  # column sums for 1, row sums for inf

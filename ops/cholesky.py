@@ -1,0 +1,53 @@
+"""vk.linalg.cholesky: the Cholesky factor of symmetric positive-definite matrices, on the GPU.
+
+    L = vk.linalg.cholesky(x)              # x = L L^T, L lower triangular, (..., n, n)
+    U = vk.linalg.cholesky(x, upper=True)  # x = U^T U, U = L^T
+
+The outer-product (right-looking) form, shaders/ops/cholesky.comp: for each pivot j one dispatch
+updates the trailing lower triangle of every matrix of the batch, W[i][k] -= W[i][j] W[k][j] /
+W[j][j]; a last one writes L[i][k] = W[i][k] / sqrt(W[k][k]). n + 1 dispatches (and a copy),
+each over the whole batch, recorded without a host sync. Only the lower triangle of x is read, as
+numpy's (LAPACK's UPLO='L').
+
+Not positive definite (a pivot <= 0 or NaN): numpy raises LinAlgError, which would need a host
+sync; here every element of that matrix's factor is NaN (the other matrices of the batch are
+unaffected). float32 input only, as qr; every check comes before any GPU work.
+"""
+from __future__ import annotations
+
+import math
+
+from vkbackend import dtypes
+from vkbackend.array import Array
+from vkbackend.primitives.creation import asarray
+
+from . import grid
+from .linsolve import _square
+
+__all__ = ["cholesky"]
+
+
+def cholesky(x, /, *, upper: bool = False) -> Array:
+    """The array API's (and numpy's) cholesky for float32 x (..., n, n): lower L with x = L L^T, or
+    upper=True U = L^T. NaN throughout a matrix that is not positive definite (module docstring)."""
+    name = "cholesky"
+    if not isinstance(upper, bool):
+        raise TypeError(f"{name}: upper must be a bool, got {upper!r}")
+    a = _square(x, name)
+    *batch, n, _ = a.shape
+    batch = tuple(batch)
+    B = math.prod(batch)
+    if B == 0 or n == 0:
+        return Array.empty(batch + (n, n), dtypes.float32)
+    step = grid.kernel("cholesky.comp", {"STEP": 1})
+    finish = grid.kernel("cholesky.comp", {"FINISH": 1, **({"UPPER": 1} if upper else {})})
+    grid.check(B * n * n, finish.workgroup)  # LoopBudgetError before any GPU work
+    w = asarray(a, dtypes.float32)          # the work matrix, overwritten: never x itself
+    if w is a:
+        w = w.copy()
+    out = Array.empty(batch + (n, n), dtypes.float32)
+    for j in range(n - 1):
+        t = n - 1 - j
+        grid.over_items(step, [w.buffer, out.buffer], [w.offset, n, j, B * t * t, out.offset], B * t * t)
+    grid.over_items(finish, [w.buffer, out.buffer], [w.offset, n, 0, B * n * n, out.offset], B * n * n)
+    return out

@@ -1,0 +1,116 @@
+"""vk.linalg.eigh and eigvalsh (ops/eigen.py, Jacobi) against numpy.linalg in float64: eigenvalues,
+the residual x V - V diag(w), V's orthogonality, on random, clustered and ill-conditioned spectra."""
+import numpy as np
+import pytest
+
+import vkbackend as vk
+from tests.conftest import no_gpu_work
+
+EPS = float(np.finfo(np.float32).eps)
+
+
+def sym_lower(a):
+    """The symmetric matrix numpy's eigh sees in a (its lower triangle), float64."""
+    a = np.tril(np.asarray(a, np.float64))
+    return a + np.swapaxes(np.tril(a, -1), -1, -2)
+
+
+def with_spectrum(rng, batch, w):
+    """Q diag(w) Q^T for random orthogonal Q, float32 (w: (..., n))."""
+    n = w.shape[-1]
+    q, _ = np.linalg.qr(rng.standard_normal(batch + (n, n)))
+    return (q @ (w[..., :, None] * np.swapaxes(q, -1, -2))).astype(np.float32)
+
+
+def check_eigh(x, w, v):
+    a = sym_lower(x)
+    n = a.shape[-1]
+    want = np.linalg.eigvalsh(a)
+    scale = max(np.abs(want).max(), 1e-30)
+    assert w.shape == a.shape[:-1] and w.dtype == vk.float32
+    w = w.numpy()
+    assert np.all(np.isfinite(w))                            # no poison left (VKBACKEND_POISON)
+    assert np.all(np.diff(w, axis=-1) >= 0)                  # ascending
+    np.testing.assert_allclose(w, want, rtol=0, atol=4 * n * EPS * scale)
+    if v is None:
+        return
+    assert v.shape == a.shape and v.dtype == vk.float32
+    v = v.numpy().astype(np.float64)
+    resid = a @ v - v * w[..., None, :]
+    assert np.abs(resid).max() <= 4 * n * EPS * scale
+    np.testing.assert_allclose(np.swapaxes(v, -1, -2) @ v, np.broadcast_to(np.eye(n), v.shape),
+                               rtol=0, atol=4 * n * EPS)
+
+
+def _sizes(sg):
+    return sorted({1, 2, 3, 4, 5, sg - 1, sg, sg + 1, 2 * sg + 3})
+
+
+@pytest.mark.parametrize("batch", [(), (3,), (2, 2)])
+def test_eigh_random(rng, sg, batch):
+    for n in _sizes(sg):
+        x = rng.standard_normal(batch + (n, n)).astype(np.float32)  # not symmetric: the lower triangle counts
+        r = vk.linalg.eigh(vk.asarray(x))
+        assert r[0] is r.eigenvalues and r[1] is r.eigenvectors
+        check_eigh(x, r.eigenvalues, r.eigenvectors)
+        check_eigh(x, vk.linalg.eigvalsh(vk.asarray(x)), None)
+
+
+def test_eigh_spd_and_larger(rng):
+    for n in (32, 64):
+        a = rng.standard_normal((2, n, n))
+        x = (a @ np.swapaxes(a, -1, -2) + n * np.eye(n)).astype(np.float32)
+        check_eigh(x, *vk.linalg.eigh(vk.asarray(x)))
+
+
+@pytest.mark.parametrize("n", [7, 24])
+def test_eigh_clustered_and_repeated(rng, n):
+    """Three clusters of eigenvalues, 1e-6 apart within each (a few ulps), and exactly repeated ones."""
+    centers = rng.standard_normal((3, 3))
+    w = np.repeat(centers, -(-n // 3), axis=1)[:, :n]
+    w[0] += 1e-6 * rng.standard_normal(n)
+    w[2] = np.r_[np.full(n - 2, 2.0), -1.0, 0.0]            # a multiple eigenvalue and a zero
+    x = with_spectrum(rng, (3,), w)
+    check_eigh(x, *vk.linalg.eigh(vk.asarray(x)))
+    x = np.broadcast_to(np.eye(n, dtype=np.float32) * 3, (2, n, n)).copy()   # already diagonal
+    w, v = vk.linalg.eigh(vk.asarray(x))
+    np.testing.assert_array_equal(w.numpy(), np.full((2, n), 3.0, np.float32))
+    np.testing.assert_array_equal(v.numpy(), x / 3)
+
+
+def test_eigh_ill_conditioned(rng):
+    """Eigenvalues from 1 down to 1e-6 of either sign: absolute accuracy of order eps |A| for all."""
+    n = 20
+    w = np.logspace(0, -6, n) * rng.choice([-1.0, 1.0], (2, n))
+    x = with_spectrum(rng, (2,), w)
+    check_eigh(x, *vk.linalg.eigh(vk.asarray(x)))
+
+
+def test_eigh_nonfinite(rng):
+    x = rng.standard_normal((3, 4, 4)).astype(np.float32)
+    x[1, 2, 1] = np.nan
+    x[2, 3, 0] = np.inf
+    x[0, 0, 3] = np.nan                                       # upper triangle: not read
+    w, v = vk.linalg.eigh(vk.asarray(x))
+    w, v = w.numpy(), v.numpy()
+    assert np.isnan(w[1:]).all() and np.isnan(v[1:]).all()
+    np.testing.assert_allclose(w[0], np.linalg.eigvalsh(sym_lower(x[0])), atol=16 * EPS * 4)
+    assert np.isnan(vk.linalg.eigvalsh(vk.asarray(x)).numpy()[1:]).all()
+
+
+def test_eigh_empty():
+    w, v = vk.linalg.eigh(vk.zeros((2, 0, 0)))
+    assert w.shape == (2, 0) and v.shape == (2, 0, 0)
+    assert vk.linalg.eigvalsh(vk.zeros((0, 3, 3))).shape == (0, 3)
+
+
+def test_eigh_bad_inputs():
+    rect, v, i = vk.ones((3, 4)), vk.ones(3), vk.ones((3, 3), dtype=vk.int32)
+    with no_gpu_work():
+        for f in (vk.linalg.eigh, vk.linalg.eigvalsh):
+            with pytest.raises(np.linalg.LinAlgError, match="square"):
+                f(rect)
+            with pytest.raises(np.linalg.LinAlgError, match="dimension"):
+                f(v)
+            with pytest.raises(TypeError, match="int32"):
+                f(i)
