@@ -1191,8 +1191,28 @@ bad("linalg.vector_norm", "ord a str (numpy: ValueError)", lambda m, x: m.linalg
 val("linalg.vector_norm", "NaN, inf, big", lambda m, x: tuple(m.linalg.vector_norm(x, axis=1, ord=o) for o in (2, 1, np.inf, 0)),
     (F(3, 2, values=[np.nan, 1, np.inf, 2, 3e20, 4e20]),), rtol=1e-6)
 val("linalg.vector_norm", "empty", lambda m, x: m.linalg.vector_norm(x, axis=0), (F(0, 3),))
-bad("linalg.matrix_norm", "ord 2 (no SVD)", lambda m, x: m.linalg.matrix_norm(x, ord=2), (F(3, 3),), ("singular",),
-    NotImplementedError, ref=False)
+val("linalg.matrix_norm", "ord 2, -2, nuc", lambda m, x: tuple(m.linalg.matrix_norm(x, ord=o) for o in (2, -2, "nuc")),
+    (F(3, 3, values=[4, 1, 2, 1, 3, 0, 2, 0, 5]),), rtol=1e-5)
+for nm in ("linalg.cholesky", "linalg.eigh", "linalg.eigvalsh", "linalg.pinv", "linalg.matrix_rank",
+           "linalg.svd", "linalg.svdvals"):
+    f = nm.split(".")[1]
+    bad(nm, "int32 input (numpy: float64)", lambda m, x, f=f: getattr(m.linalg, f)(x), (I(2, 2),), ("int32",),
+        TypeError, ref=False)
+    bad(nm, "1-d input", lambda m, x, f=f: getattr(m.linalg, f)(x), (F(3),), ("at least 2", "dimensions",
+        "two-dimensional"), ValueError, ref=False)
+for nm in ("linalg.cholesky", "linalg.eigh", "linalg.eigvalsh"):
+    f = nm.split(".")[1]
+    bad(nm, "not square", lambda m, x, f=f: getattr(m.linalg, f)(x), (F(2, 3),), ("square",), ValueError, ref=False)
+bad("linalg.cholesky", "upper not a bool", lambda m, x: m.linalg.cholesky(x, upper=1), (F(2, 2),), ("upper",),
+    TypeError, ref=False)
+bad("linalg.svd", "full_matrices not a bool", lambda m, x: m.linalg.svd(x, full_matrices="no"), (F(2, 2),),
+    ("full_matrices",), TypeError, ref=False)
+bad("linalg.pinv", "rtol a str", lambda m, x: m.linalg.pinv(x, rtol="big"), (F(2, 2),), ("rtol",), TypeError,
+    ref=False)
+val("linalg.eigvalsh", "symmetric", lambda m, x: m.linalg.eigvalsh(x), (F(3, 3, values=[4, 1, 2, 1, 3, 0, 2, 0, 5]),),
+    rtol=1e-5, atol=1e-5)
+val("linalg.svdvals", "rank 1", lambda m, x: m.linalg.svdvals(x), (F(2, 3, values=[1, 2, 3, 2, 4, 6]),),
+    rtol=1e-5, atol=1e-5)
 bad("linalg.matrix_norm", "1-d input", lambda m, x: m.linalg.matrix_norm(x), (F(3),), ("at least 2", "dimensions"),
     ValueError, ref=False)
 val("linalg.matrix_norm", "NaN, inf", lambda m, x: tuple(m.linalg.matrix_norm(x, ord=o) for o in ("fro", 1, -np.inf)),
