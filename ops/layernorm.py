@@ -39,7 +39,8 @@ from ..primitives import elementwise as ew, launch, reduce
 from ..primitives.creation import asarray, zeros
 from ..primitives.launch import LoopBudgetError, budget_chunks, collective_cost, pow2ceil
 from ..primitives.operands import operand
-from .tuning import LAYERNORM_FLOATS_PER_THREAD_BWD, LAYERNORM_VECS_PER_THREAD
+from .tuning import (LAYERNORM_BWD_THREADS, LAYERNORM_FLOATS_PER_THREAD_BWD, LAYERNORM_VECS_PER_THREAD,
+                     LAYERNORM_VECS_PER_THREAD_BWD)
 
 __all__ = ["layer_norm", "rms_norm", "layer_norm_vjp", "rms_norm_vjp"]
 
@@ -49,6 +50,7 @@ _COLSUM = "ops/layernorm_colsum.comp"
 # Planning knobs (vectors are vec4 or float, whichever the row is read as); the measured ones come
 # from tuning.py, with their measurements.
 VECS_PER_THREAD = LAYERNORM_VECS_PER_THREAD  # target vectors per invocation, workgroup-per-row mode
+VECS_PER_THREAD_BWD = LAYERNORM_VECS_PER_THREAD_BWD  # ... in the backward
 FLOATS_PER_THREAD_FWD = 32  # most floats of the row held per invocation (forward)
 FLOATS_PER_THREAD_BWD = LAYERNORM_FLOATS_PER_THREAD_BWD  # the same for the backward
 PREFERRED_WG_FWD = 512     # largest workgroup the forward picks before it must go larger
@@ -56,7 +58,7 @@ MIN_WG = 32
 SG_VECS = 4                # a subgroup per row while a row is at most this many vectors per lane
 SG_VECS_BWD = 2            # ... in the backward (five register arrays: x, dy, weight, 2 partials)
 SG_WG = 256                # workgroup size in subgroup-per-row mode
-BWD_THREADS = 1 << 17      # backward: about this many invocations in all (caps the workgroups) ...
+BWD_THREADS = LAYERNORM_BWD_THREADS  # backward: about this many invocations in all (caps the workgroups) ...
 BWD_MIN_ROWS = 2           # ... each worker taking at least this many rows ...
 PARTIAL_MAX_FLOATS = 1 << 23  # ... and the partial sums at most this many floats
 FWD_MAX_GROUPS = 1 << 16  # forward workgroups at most (and the device's limit); rows grid-stride
@@ -88,7 +90,8 @@ def plan(d: int, vec4: bool, backward: bool, dev=None) -> Plan:
             and SG_WG % max(1, dev.max_subgroup_size) == 0:
         return Plan("sg", SG_WG, -(-dv // min_sg), vec4)
     pref = max_wg if backward else min(max_wg, PREFERRED_WG_FWD)
-    wg = max(min(MIN_WG, max_wg), min(pref, pow2ceil(-(-dv // VECS_PER_THREAD))))
+    per_thread = VECS_PER_THREAD_BWD if backward else VECS_PER_THREAD
+    wg = max(min(MIN_WG, max_wg), min(pref, pow2ceil(-(-dv // per_thread))))
     n = -(-dv // wg)
     if n * width > max_floats:
         wg = max_wg

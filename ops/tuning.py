@@ -13,6 +13,12 @@ LAYERNORM_VECS_PER_THREAD = 1
 # Most floats of the row held per invocation in the backward. H100 sweep: 32 beat 8 and 16 at
 # D = 8192.
 LAYERNORM_FLOATS_PER_THREAD_BWD = 32
+# The backward's own target vectors per invocation and invocations in all. NVIDIA H200, 2026-11-24,
+# dx + dweight + dbias, GPU timestamps (.prof sweep, 10 runs each): 4096x4096 128 us with (1, 2**17)
+# -> 63 with (4, 2**16); 16384x1024 78 -> 60; 8192x8192 1356 -> 775. Four vectors a thread make
+# the workgroup 4x smaller: cheaper row reductions, four workgroups resident per SM.
+LAYERNORM_VECS_PER_THREAD_BWD = 4
+LAYERNORM_BWD_THREADS = 1 << 16
 
 # -- qr.py (TUNE's defaults) ----------------------------------------------------------------------
 # Widest panel. H100, n=2000, R only: 16 11.7 ms, 32 13.1.
