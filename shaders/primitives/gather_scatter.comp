@@ -15,6 +15,10 @@
 // @variants OP_SCATTER_ADD T=float T_IS_FLOAT CHECK RANK=1 IDX_SIGNED
 // @variants OP_SCATTER_ADD_ORDERED T=float CHECK RANK=2 IDX_SIGNED
 // @variants OP_FLAG_VALUE
+// @variants OP_GATHER WINDOWED RANK=1|2 ?IDX_SIGNED
+// @variants OP_GATHER WINDOWED MODE_WRAP|MODE_CLIP RANK=1 IDX_SIGNED
+// @variants OP_GATHER WINDOWED CHECK RANK=2 IDX_SIGNED
+// @variants OP_GATHER WINDOWED NO_INDEX RANK=1|2|3
 // Indexed copies along one axis: take, take_along_axis, put, put_along_axis, scatter_add, fancy
 // getitem.
 //
@@ -42,12 +46,20 @@
 // CHECK (the checked mode of mode='raise', reported by the host at the next sync): F[0] keeps the
 //   smallest position in I of an index mode='raise' refuses (atomicMin; all ones: none), and
 //   OP_FLAG_VALUE, one invocation dispatched after the op, copies I[F[0]] into F[1].
+// WINDOWED (OP_GATHER; primitives/windows.py): some buffer is bound as a window of one larger than
+//   a shader may bind, and every offset is relative to what is bound. B may be bound as a window
+//   that holds only part of what the gather reads (B_AT: where that part starts in it, B_COUNT:
+//   its words); off_B is then relative to the part's start, positions are computed modulo 2**32
+//   (exact: a buffer holds fewer than 2**32 words) and an element whose position falls outside
+//   [0, B_COUNT) is left to another dispatch (each element is written by exactly one). Indices
+//   are normalized in unsigned arithmetic, exact for axes of up to 2**32 - 1.
+// NO_INDEX (with WINDOWED): no index operand (I is a dummy binding): a strided copy D = B.
 // Defines: OP_*, RANK (>= 1), IDX_SIGNED (int32 indices), T (scatter-add element type), MODE_*,
-//   CHECK.
+//   CHECK, WINDOWED, NO_INDEX.
 // Bindings: 0 D, 1 I, 2 B, 3 W (claim words or the ordered output; a dummy otherwise), 4 F (CHECK).
 // Push words: n, axis_len, axis_stride (ORDERED: M, the contributions per fiber), off_D, off_I,
 //   off_B, shape[RANK], sD[RANK], sI[RANK], sB[RANK]; ORDERED adds off_W, I axis stride,
-//   D axis stride, the collapsed dim that is the axis.
+//   D axis stride, the collapsed dim that is the axis; WINDOWED adds B_AT, B_COUNT.
 #if !defined(OP_GATHER) && !defined(OP_CLAIM) && !defined(OP_SCATTER) && !defined(OP_SCATTER_ADD) \
     && !defined(OP_SCATTER_ADD_ORDERED) && !defined(OP_FLAG_VALUE)
 #define OP_GATHER 1  // the default makes the file compile on its own
@@ -57,6 +69,8 @@
 #endif
 #ifdef OP_SCATTER_ADD_ORDERED
 #define EXTRA 4
+#elif defined(WINDOWED)
+#define EXTRA 2
 #else
 #define EXTRA 0
 #endif
@@ -108,7 +122,16 @@ uint normalize_index(int pos, uint n, out bool ok) {
     ok = true;
 #ifdef IDX_SIGNED
     int v = int(raw);
-#if defined(MODE_WRAP)
+#if defined(WINDOWED) && !defined(MODE_WRAP)
+    // n may pass 2**31: unsigned arithmetic (v + n for negative v is n - |v|, modulo 2**32)
+    uint mag = v >= 0 ? uint(v) : 0u - uint(v);
+#if defined(MODE_CLIP)
+    return v < 0 ? 0u : min(mag, n - 1u);
+#else
+    ok = v >= 0 ? mag < n : mag <= n;
+    return v >= 0 ? min(mag, n - 1u) : (ok ? n - mag : 0u);
+#endif
+#elif defined(MODE_WRAP)
     // GLSL leaves % of negative operands undefined: reduce the magnitude, then reflect.
     uint r = (v >= 0 ? uint(v) : 0u - uint(v)) % n;
     return (v >= 0 || r == 0u) ? r : n - r;
@@ -180,11 +203,19 @@ void main() {
         }
         w_[int(off_w) + rel] = to_bits(acc);
 #else
+#ifdef NO_INDEX
+        bool ok = true;
+        uint idx = 0u;
+#else
         bool ok;
         uint idx = normalize_index(pi, axis_len, ok);
         note_bad(ok, pi);
+#endif
         pb += int(idx) * axis_stride;
-#if defined(OP_GATHER)
+#if defined(OP_GATHER) && defined(WINDOWED)
+        uint rel = uint(pb);  // relative to B's part, modulo 2**32: past it when outside
+        if (rel < p.w[EXTRA_AT + 1]) d_[pd] = b_[rel + p.w[EXTRA_AT]];
+#elif defined(OP_GATHER)
         d_[pd] = b_[pb];
 #elif defined(OP_CLAIM)
         if (ok) atomicMax(w_[pb - int(p.w[5])], i + 1u);

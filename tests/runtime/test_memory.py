@@ -147,3 +147,21 @@ def test_mapped_result_of_a_flushed_chunk_reads_back(rng, whole_submits):
     vk.synchronize()
     np.testing.assert_array_equal(first.numpy(), x + np.float32(1))
     np.testing.assert_array_equal(keep.numpy(), x)
+
+
+def test_a_size_class_never_makes_a_bindable_array_big():
+    """An array a shader could bind whole gets a buffer it can bind whole, even where its size
+    class would round up past maxStorageBufferRange (the pool keeps its class at the range)."""
+    from vkbackend.runtime.memory import Pool, size_class
+    rt = runtime.get()
+    bind = 4096 * 4 + 64  # a class boundary (4096 words) plus a little: 4112 words round up to 4608
+    pool = Pool(rt.device.manager, 1 << 20, 1 << 20, bind_bytes=bind)
+    words = bind // 4 - 3
+    assert size_class(words) * 4 > bind
+    buf = pool.acquire(words)
+    assert not buf.big and words <= buf.words <= bind // 4
+    past = pool.acquire(bind // 4 + 1)
+    assert past.big
+    pool.release(buf)
+    pool.release(past)
+    pool.trim(0)

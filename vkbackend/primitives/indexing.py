@@ -7,6 +7,11 @@ numpy, before any GPU work; no sync. Index arrays on the device (int32/uint32 vk
 checked without a sync: negative indices count from the end, and what is still out of range is
 clamped by gathers and dropped by scatters, unless the op runs in the checked mode (index_check.py:
 IndexError at the next sync). No index ever makes a kernel access memory outside its buffers.
+
+Gathers whose source, indices or result lie in a buffer larger than a shader may bind go in boxes
+of the output (windows.py, gather_in_windows): each dispatch binds a window of every such buffer;
+where the indices may reach more of the source than one window holds, one dispatch per part of
+it writes the elements whose index falls there (a masked gather).
 """
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ import numpy as np
 
 from .. import dtypes
 from ..array import Array
+from . import windows
 from .axes import normalize_axis
 from .creation import asarray, check_fits
 from .elementwise import broadcast_strides
@@ -50,7 +56,22 @@ class Index:
 
     @property
     def signed(self) -> bool:
-        return self.array is None or self.array.dtype != dtypes.uint32
+        if self.array is None:
+            return self.host.dtype != np.uint32
+        return self.array.dtype != dtypes.uint32
+
+    @property
+    def big(self) -> bool:
+        """Whether the indices lie (will lie, uploaded) in a buffer larger than a shader may bind."""
+        if self.array is None:
+            return windows.holds_big(self.host.size)
+        return self.array.buffer.big
+
+    def reach(self) -> tuple:
+        """The lowest and highest normalized index: the host indices' own, the axis for device ones."""
+        if self.array is None and self.host.size:
+            return int(self.host.min()), int(self.host.max())
+        return 0, self.axis_len - 1
 
     @property
     def offset(self) -> int:
@@ -59,19 +80,24 @@ class Index:
     def device(self) -> Array:
         """The indices on the device (uploads host indices: call after all checks)."""
         if self.array is None:
-            self.array = asarray(self.host, dtypes.int32)
+            self.array = asarray(self.host, dtypes.uint32 if self.host.dtype == np.uint32 else dtypes.int32)
         return self.array
 
-    def launch(self, plan: Plan, direct, base, w) -> None:
+    def launch(self, plan: Plan, direct, base, w, wins=None) -> None:
         """Launch a gather_scatter.comp plan on buffers D, I (these indices), B and W; a checked
-        plan binds the op's flag buffer 5th (made before its first dispatch)."""
+        plan binds the op's flag buffer 5th (made before its first dispatch). wins: the windows
+        of D, I, B and W (windows.py), or None."""
         buffers = [direct, self.device().buffer, base, w]
         if "CHECK" in plan.defines:
             if self._check is None:
                 self._check = IndexCheck(self.array, self.axis_len, self.axis, self.name, self.what,
                                          scatter="OP_GATHER" not in plan.defines)
             buffers.append(self._check.buffer)
-        plan.launch(buffers)
+            wins = None if wins is None else list(wins) + [None]
+        if wins is None:
+            plan.launch(buffers)
+        else:
+            windows.launch(plan, buffers, wins)
 
     def done(self) -> None:
         """After the op's last dispatch: arm the checked mode's report for the next sync."""
@@ -90,19 +116,21 @@ def _host_indices(indices, name: str, what: str) -> np.ndarray:
 
 
 def _normalize_host(host: np.ndarray, n: int, name: str, axis: int, mode: str) -> np.ndarray:
-    """Host indices in [0, n) per numpy's mode; IndexError for mode='raise' out of range."""
+    """Host indices in [0, n) per numpy's mode; IndexError for mode='raise' out of range. int32,
+    or uint32 for an axis past int32's range (only arrays past maxStorageBufferRange have one)."""
+    held = np.int32 if n <= 2**31 else np.uint32
     if host.size == 0 or n == 0:
-        return host.astype(np.int32)
+        return host.astype(held)
     if mode == "wrap":
-        return np.mod(host, n).astype(np.int32)
+        return np.mod(host, n).astype(held)
     if mode == "clip":
-        return np.clip(host, 0, n - 1).astype(np.int32)
+        return np.clip(host, 0, n - 1).astype(held)
     lo, hi = int(host.min()), int(host.max())  # exact for any integer dtype, uint64 included
     if lo < -n or hi >= n:
         bad = lo if lo < -n else hi
         raise IndexError(f"{name}: index {bad} is out of bounds for axis {axis} with size {n}")
     h = host.astype(np.int64)
-    return np.where(h < 0, h + n, h).astype(np.int32)
+    return np.where(h < 0, h + n, h).astype(held)
 
 
 def check_mode(mode, name: str) -> str:
@@ -149,14 +177,16 @@ def zero_at(strides, axis: int) -> list:
     return [0 if d == axis else s for d, s in enumerate(strides)]
 
 
-def plan_indexed(op: str, shape, direct: Walk, index: Walk, base: Walk, axis_stride: int, idx: Index,
-                 defines=None, ordered=None, per_trip: int = 1, check: bool = True) -> Plan:
+def plan_indexed(op: str, shape, direct: Walk, index: Walk, base: Walk, axis_stride: int, idx: Index | None,
+                 defines=None, ordered=None, per_trip: int = 1, check: bool = True, window=None,
+                 name: str | None = None) -> Plan:
     """Plan a gather_scatter.comp dispatch over `shape` (see the shader for the operands).
     axis_stride: word 2 (ORDERED: the contributions per fiber). ordered: (axis dim in shape,
     off_W, I axis stride, D axis stride) for OP_SCATTER_ADD_ORDERED; a marker operand keeps that
     dim from merging so the kernel can read its coordinate. per_trip: counted loop iterations of
     one element, its grid-stride trip included. check: this pass checks checked indices (a
-    scatter's claim pass leaves it to the write pass)."""
+    scatter's claim pass leaves it to the write pass). window: (B_AT, B_COUNT) of a WINDOWED
+    gather (gather_in_windows), where idx None is its strided copy (NO_INDEX)."""
     lists = [direct.strides, index.strides, base.strides]
     if ordered is not None:
         lists.append([int(d == ordered[0]) for d in range(len(shape))])
@@ -165,17 +195,26 @@ def plan_indexed(op: str, shape, direct: Walk, index: Walk, base: Walk, axis_str
     if ordered is not None:
         marker = cstrides.pop()
         extra = list(ordered[1:]) + [marker.index(1) if 1 in marker else -1]
+    if window is not None:
+        extra = list(window)
     rank = len(cshape)
-    words = [math.prod(shape), idx.axis_len, axis_stride, direct.offset, index.offset, base.offset]
+    words = [math.prod(shape), 1 if idx is None else idx.axis_len, axis_stride, direct.offset, index.offset,
+             base.offset]
     words += cshape + [s for st in cstrides for s in st] + extra
     defs = {f"OP_{op}": 1, "RANK": rank, **(defines or {})}
-    if idx.signed:
-        defs["IDX_SIGNED"] = 1
-    if idx.array is not None and idx.mode != "raise":
-        defs[f"MODE_{idx.mode.upper()}"] = 1  # host indices arrive normalized
-    if idx.checked and check:
-        defs["CHECK"] = 1
-    return Plan("primitives/gather_scatter.comp", defs, checked_words(words, idx.name, rank),
+    if window is not None:
+        defs["WINDOWED"] = 1
+    if idx is None:
+        defs["NO_INDEX"] = 1
+    else:
+        name = idx.name
+        if idx.signed:
+            defs["IDX_SIGNED"] = 1
+        if idx.array is not None and idx.mode != "raise":
+            defs[f"MODE_{idx.mode.upper()}"] = 1  # host indices arrive normalized
+        if idx.checked and check:
+            defs["CHECK"] = 1
+    return Plan("primitives/gather_scatter.comp", defs, checked_words(words, name, rank),
                 grid_groups(math.prod(shape), WG, per_trip=per_trip))
 
 
@@ -183,13 +222,80 @@ def gather(src: Array, src_offset: int, out_shape, base_strides, idx: Index, idx
            axis_stride: int) -> Array:
     """out[c] = src[src_offset + sum(c * base_strides) + index(c) * axis_stride] over out_shape."""
     out_shape = tuple(out_shape)
+    n = math.prod(out_shape)
+    if n and (src.buffer.big or idx.big or windows.holds_big(n)):
+        return gather_in_windows(src, src_offset, out_shape, base_strides, idx, idx_strides, axis_stride, idx.name)
     plan = None
-    if math.prod(out_shape):
+    if n:
         plan = plan_indexed("GATHER", out_shape, Walk(0, contiguous_strides(out_shape)),
                             Walk(idx.offset, idx_strides), Walk(src_offset, base_strides), axis_stride, idx)
     out = Array.empty(out_shape, src.dtype)
     if plan is not None:
         idx.launch(plan, out.buffer, src.buffer, out.buffer)
+        idx.done()
+    return out
+
+
+def _bound(big: bool, box, strides, offset: int) -> tuple:
+    """(offset in what is bound, window or None) of an operand's walk of a box: a window of the
+    words it reaches where its buffer is big, else the buffer whole."""
+    if not big:
+        return offset, None
+    lo, hi = windows.bounds(box, strides, offset)
+    win, _ = windows.window(lo, hi - lo + 1)
+    return offset - win[0], win
+
+
+def gather_in_windows(src: Array, src_offset: int, out_shape, base_strides, idx: Index | None, idx_strides,
+                      axis_stride: int, name: str) -> Array:
+    """gather where the source, the indices or the result lie in buffers larger than a shader may
+    bind (idx None: the strided copy out[c] = src[src_offset + sum(c * base_strides)]). The output
+    goes in boxes (windows.box_shape) that each such buffer sees through one window. Where the
+    indices may reach more of the source than fits beside a box's walk (half a window), each box
+    is gathered once per part of its source range, each dispatch writing the elements whose index
+    falls in its part. Planned, and refused with ValueError, before any GPU work."""
+    if src.dtype == dtypes.float16:
+        raise ValueError(f"{name}: arrays larger than maxStorageBufferRange work in windows of 32-bit "
+                         "words; float16 packs two in one")
+    count = math.prod(out_shape)
+    check_fits(count, name, f"the result of {count} elements")  # before planning its boxes
+    limit = windows.chunk_words()
+    out_big = windows.holds_big(count)
+    src_big = src.buffer.big
+    idx_big = idx is not None and idx.big
+    if idx_big and idx.checked:
+        raise ValueError(f"{name}: the checked mode of device indices (check_indices, VKBACKEND_CHECK_INDICES) "
+                         "does not work with an index array larger than maxStorageBufferRange; "
+                         "pass check_indices=False")
+    lo, hi = idx.reach() if idx is not None else (0, 0)
+    a_lo, a_hi = sorted((lo * axis_stride, hi * axis_stride))
+    masked = src_big and a_hi - a_lo >= limit // 2
+    cshape, (sd, si, sb) = collapsed(out_shape, [contiguous_strides(out_shape), idx_strides, base_strides])
+    reaches = [windows.Reach(sd, limit if out_big else None), windows.Reach(si, limit if idx_big else None),
+               windows.Reach(sb, limit if src_big else None, 0 if masked else a_hi - a_lo)]
+    ext = windows.box_shape(cshape, reaches)
+    i_first = idx.offset if idx is not None else 0
+    plans = []
+    for corner, box in windows.boxes(cshape, ext, name):
+        d_off, d_win = _bound(out_big, box, sd, sum(c * s for c, s in zip(corner, sd)))
+        i_off, i_win = _bound(idx_big, box, si, i_first + sum(c * s for c, s in zip(corner, si)))
+        b_off = src_offset + sum(c * s for c, s in zip(corner, sb))
+        parts = [(None, 0, b_off, 0xFFFFFFFF)]
+        if src_big:
+            b_lo, b_hi = windows.bounds(box, sb, b_off)
+            parts = [(win, at, b_off - first, count) for first, count in windows.pieces(b_lo + a_lo, b_hi + a_hi)
+                     for win, at in [windows.window(first, count)]]
+        for b_win, b_at, rel, count in parts:
+            plan = plan_indexed("GATHER", box, Walk(d_off, sd), Walk(i_off, si), Walk(rel, sb), axis_stride, idx,
+                                window=(b_at, count), name=name)
+            plans.append((plan, [d_win, i_win if idx is not None else d_win, b_win, d_win]))
+    out = Array.empty(tuple(out_shape), src.dtype)
+    for plan, wins in plans:
+        if idx is None:
+            windows.launch(plan, [out.buffer, out.buffer, src.buffer, out.buffer], wins)
+        else:
+            idx.launch(plan, out.buffer, src.buffer, out.buffer, wins)
+    if idx is not None:
         idx.done()
     return out
 

@@ -4,6 +4,10 @@ Array.T), concatenate and stack.
 Shaders: primitives/copy.comp (a strided view copied into another, with a dtype conversion where
 they differ) and transpose.comp (tiled last-two-axes transpose). Every op checks its input and
 raises before recording GPU work, and records without submitting.
+
+Arrays past maxStorageBufferRange (windows.py) are transposed and copied in boxes of the output
+that each big buffer sees through one window: transpose.comp's WINDOWED variant for last-two-axes
+swaps, gather_scatter.comp's strided copy (indexing.gather_in_windows) for other views.
 """
 from __future__ import annotations
 
@@ -15,7 +19,9 @@ import numpy as np
 from .. import dtypes
 from ..array import Array
 from .axes import normalize_axis
+from . import windows
 from .creation import asarray
+from .indexing import gather_in_windows
 from .launch import grid_groups
 from .operands import (HOST_DATA, WG, Plan, checked_words, collapsed, contiguous_strides, held_dtype, normalize_axes,
                        operand)
@@ -77,6 +83,8 @@ def _view_bounds(shape, strides, offset: int) -> tuple:
 def copy_view(a: Array, shape, strides, offset: int, name: str) -> Array:
     """strided_copy unchecked: for internal callers whose view of a's buffer is right by
     construction (it may reach beyond a's own elements, as getitem's views of a parent do)."""
+    if math.prod(shape) and (a.buffer.big or windows.holds_big(dtypes.words(math.prod(shape), a.dtype))):
+        return gather_in_windows(a, offset, tuple(shape), list(strides), None, [0] * len(shape), 0, name)
     plan = plan_copy(shape, 0, contiguous_strides(shape), offset, strides, a.dtype, a.dtype, name)
     out = Array.empty(shape, a.dtype)
     if out.size:
@@ -134,13 +142,46 @@ def _merge_permutation(shape, perm) -> tuple:
     return merged_shape, [position[g] for g in range(len(groups))]
 
 
-def _plan_tiled_transpose(batch: int, rows: int, cols: int, in_off: int) -> Plan:
+def _plan_tiled_transpose(batch: int, rows: int, cols: int, in_off: int, out_off: int = 0,
+                          pitches: tuple | None = None) -> Plan:
+    """pitches: (in_pitch, out_pitch, plane) of a box of a larger transpose (WINDOWED)."""
     tiles_r, tiles_c = -(-rows // _TILE), -(-cols // _TILE)
     # One workgroup per tile up to the grid cap; the kernel loops over the rest. A tile costs its
     # trip and two loops of _TILE / (WG / _TILE) rows (each 1 more on its way out).
     per_tile = 1 + 2 * (_TILE * _TILE // WG + 1)
     groups = grid_groups(batch * tiles_r * tiles_c, 1, per_trip=per_tile)
-    return Plan("primitives/transpose.comp", {}, [batch, rows, cols, in_off, 0, tiles_r, tiles_c], groups)
+    words = [batch, rows, cols, in_off, out_off, tiles_r, tiles_c]
+    if pitches is None:
+        return Plan("primitives/transpose.comp", {}, words, groups)
+    return Plan("primitives/transpose.comp", {"WINDOWED": 1}, words + list(pitches), groups)
+
+
+def _tiled_in_windows(a: Array, batch: int, rows: int, cols: int, out_shape) -> Array:
+    """The tiled transpose of `a` (batch, rows, cols) past the bind range: in boxes of
+    (batches, rows, cols) that both sides see through one window each (tile-aligned cuts)."""
+    plane = rows * cols
+    src, dst = [plane, cols, 1], [plane, 1, rows]
+    limit = windows.chunk_words()
+    big_out = windows.holds_big(a.size)
+    reaches = [windows.Reach(src, limit if a.buffer.big else None), windows.Reach(dst, limit if big_out else None)]
+    ext = windows.box_shape([batch, rows, cols], reaches, align=[1, _TILE, _TILE])
+    plans = []
+    for (b, r, c), (eb, er, ec) in windows.boxes([batch, rows, cols], ext, "transpose"):
+        sides = []
+        for big, strides, first in ((big_out, dst, b * plane + c * rows + r),
+                                    (a.buffer.big, src, a.offset + b * plane + r * cols + c)):
+            win = None
+            if big:
+                lo, hi = windows.bounds((eb, er, ec), strides, first)
+                win, _ = windows.window(lo, hi - lo + 1)
+                first -= win[0]
+            sides.append((first, win))
+        (out_off, out_win), (in_off, in_win) = sides
+        plans.append((_plan_tiled_transpose(eb, er, ec, in_off, out_off, (cols, rows, plane)), [out_win, in_win]))
+    out = Array.empty(out_shape, a.dtype)
+    for plan, wins in plans:
+        windows.launch(plan, [out.buffer, a.buffer], wins)
+    return out
 
 
 def _permute(a: Array, perm: list, name: str) -> Array:
@@ -154,6 +195,8 @@ def _permute(a: Array, perm: list, name: str) -> Array:
         return Array.empty(out_shape, a.dtype)
     k = len(mperm) - 2
     if mperm == list(range(k)) + [k + 1, k] and min(merged[k], merged[k + 1]) >= _MIN_TILED_EDGE:
+        if a.buffer.big or windows.holds_big(a.size):
+            return _tiled_in_windows(a, math.prod(merged[:k]), merged[k], merged[k + 1], out_shape)
         plan = _plan_tiled_transpose(math.prod(merged[:k]), merged[k], merged[k + 1], a.offset)
         out = Array.empty(out_shape, a.dtype)
         plan.launch([out.buffer, a.buffer])

@@ -121,6 +121,9 @@ class Pool:
         """size_class(words), checked against the device's largest buffer and remembered (a
         program asks for the same few sizes again and again)."""
         cls = size_class(words)
+        if cls * WORD > self._bind_bytes >= words * WORD:
+            # rounding up would make a buffer a shader could bind whole too big to bind (windows)
+            cls = self._bind_bytes // WORD
         if cls * WORD > self.max_bytes:
             raise MemoryError(f"an array of {words * WORD} bytes exceeds the largest buffer "
                               f"({self.max_bytes} bytes: this device's maxBufferSize, at most 2**32 - 1 words)")
