@@ -829,9 +829,13 @@ float np_remainder(float a, float b) {
     }
     return mod;
 }
+// One operand infinite, the other finite (or 0): floor(a / b), an infinity or a zero of a / b's
+// sign, as the array API standard specifies (2024.12, floor_divide's special cases), where
+// numpy's (a - fmod) / b gives NaN (inf // 2) or -1 (-1 // inf). Both infinite or a NaN: NaN below.
 float np_floor_divide(float a, float b) {
     float sgn = uintBitsToFloat(floatBitsToUint(a) ^ floatBitsToUint(b));  // a / b's sign
     if (b == 0.0) return (a == 0.0 || isnan(a)) ? NAN : copysign_(INF, sgn);
+    if (isinf(a) != isinf(b) && !isnan(a) && !isnan(b)) return copysign_(isinf(a) ? INF : 0.0, sgn);
     float mod = np_fmod(a, b);
     precise float am = a - mod;
     float div = np_divide(am, b);

@@ -53,12 +53,26 @@ def assert_same(got, want, name=""):
 
 
 def numpy_result(name, *xs):
-    """numpy's result, float64 narrowed to float32 (as vkbackend's results are)."""
+    """numpy's result, float64 narrowed to float32 (as vkbackend's results are); floor_divide's
+    with the array API standard's values where it specifies them and numpy differs."""
     with np.errstate(all="ignore"):
         r = getattr(np, name)(*xs)
+        if name == "floor_divide":
+            r = standard_floor_divide(r, *xs)
     r = np.asarray(r)
     with np.errstate(over="ignore"):
         return r.astype(np.float32) if r.dtype == np.float64 else r
+
+
+def standard_floor_divide(r, x, y):
+    """numpy's floor_divide result r with one operand infinite and the other finite (or 0) set to
+    floor(x / y), an infinity or a signed zero, as the array API standard (2024.12) specifies: numpy
+    gives NaN (inf // 2) or -1 (-1 // inf) there. The rest is numpy's."""
+    x, y, r = np.asarray(x), np.asarray(y), np.asarray(r)
+    if r.dtype.kind != "f":
+        return r
+    one_inf = (np.isinf(x) != np.isinf(y)) & ~np.isnan(x) & ~np.isnan(y)
+    return np.where(one_inf, np.floor(np.true_divide(x, y, dtype=np.float64)), r).astype(r.dtype)
 
 
 EXACT_UNARY = ["floor", "ceil", "trunc", "rint", "sign", "square", "positive", "reciprocal", "signbit",
@@ -172,7 +186,8 @@ def test_transcendental_binary_specials(rng, n):
 
 
 def test_division_rules_match_numpy():
-    """Signs of remainders and quotients, division by zero (ints: 0), INT_MIN // -1, infinities."""
+    """Signs of remainders and quotients, division by zero (ints: 0), INT_MIN // -1, infinities
+    (floor_divide's as the array API standard specifies: numpy_result)."""
     i = np.array([7, -7, 7, -7, 5, 0, I32.min, I32.min, I32.min, 3], np.int32)
     j = np.array([2, 2, -2, -2, 0, 0, -1, 1, 0, -1], np.int32)
     for name in ["remainder", "fmod", "floor_divide"]:
@@ -183,6 +198,79 @@ def test_division_rules_match_numpy():
         assert_same(getattr(vk, name)(vk.asarray(f), vk.asarray(g)).numpy(), numpy_result(name, f, g), name)
     assert_same((vk.reciprocal(vk.asarray(np.array([0, 1, -1, 2, -5], np.int32)))).numpy(),
                 numpy_result("reciprocal", np.array([0, 1, -1, 2, -5], np.int32)))
+
+
+# The array API standard's special cases of floor_divide for floating-point operands, as its text
+# lists them (2024.12, elementwise_functions.floor_divide, "Special cases"): each row is the
+# operands' classes and the specified result. The standard prefers floor(x1 / x2) where an operand
+# is infinite (its notes let libraries return NaN or -1.0 as Python does; vkbackend does not).
+_POS = [1.1754944e-38, 0.5, 1.0, 7.5, 3.0e9, 3.4028235e38]  # finite > 0, normal (no flushing)
+_NEG = [-v for v in _POS]
+_NAN, _INF = float("nan"), float("inf")
+_ANY = [_NAN, _INF, -_INF, 0.0, -0.0] + _POS + _NEG
+FLOOR_DIVIDE_SPECIAL_CASES = [
+    ([_NAN], _ANY, _NAN),                     # either is NaN: NaN
+    (_ANY, [_NAN], _NAN),
+    ([_INF, -_INF], [_INF, -_INF], _NAN),     # both infinite: NaN
+    ([0.0, -0.0], [0.0, -0.0], _NAN),         # both zero: NaN
+    ([0.0], _POS + [_INF], 0.0),              # +0, x2 > 0: +0
+    ([-0.0], _POS + [_INF], -0.0),            # -0, x2 > 0: -0
+    ([0.0], _NEG + [-_INF], -0.0),            # +0, x2 < 0: -0
+    ([-0.0], _NEG + [-_INF], 0.0),            # -0, x2 < 0: +0
+    (_POS + [_INF], [0.0], _INF),             # x1 > 0, +0: +inf
+    (_POS + [_INF], [-0.0], -_INF),           # x1 > 0, -0: -inf
+    (_NEG + [-_INF], [0.0], -_INF),           # x1 < 0, +0: -inf
+    (_NEG + [-_INF], [-0.0], _INF),           # x1 < 0, -0: +inf
+    ([_INF], _POS, _INF),                     # +inf, positive finite: +inf
+    ([_INF], _NEG, -_INF),                    # +inf, negative finite: -inf
+    ([-_INF], _POS, -_INF),                   # -inf, positive finite: -inf
+    ([-_INF], _NEG, _INF),                    # -inf, negative finite: +inf
+    (_POS, [_INF], 0.0),                      # positive finite, +inf: +0
+    (_POS, [-_INF], -0.0),                    # positive finite, -inf: -0
+    (_NEG, [_INF], -0.0),                     # negative finite, +inf: -0
+    (_NEG, [-_INF], 0.0),                     # negative finite, -inf: +0
+]
+
+
+def _special_table():
+    """The table's cases as operand and result arrays (float32)."""
+    rows = [(a, b, r) for xs, ys, r in FLOOR_DIVIDE_SPECIAL_CASES for a in xs for b in ys]
+    return tuple(np.array(c, np.float32) for c in zip(*rows))
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_floor_divide_follows_the_standard(rng, n):
+    """floor_divide, // and //= on the standard's special cases (mixed at random places into random
+    finite operands) give its values; the finite cases give numpy's float32 result, which is the
+    float64 floor of the exact quotient where float32 holds it, with the standard's signs."""
+    sx, sy, sr = _special_table()
+    k = min(n, sx.size)
+    pick = rng.permutation(sx.size)[:k]  # every case once at n >= the table's size
+    x = (rng.standard_normal(n) * 10.0 ** rng.integers(-6, 7, n)).astype(np.float32)
+    y = (rng.standard_normal(n) * 10.0 ** rng.integers(-6, 7, n)).astype(np.float32)
+    at = rng.choice(n, k, replace=False)
+    x[at], y[at] = sx[pick], sy[pick]
+    special = np.zeros(n, bool)
+    special[at] = True
+    a, b = vk.asarray(x), vk.asarray(y)
+    inplace = vk.asarray(x)
+    inplace //= b
+    for form, got in [("floor_divide", vk.floor_divide(a, b)), ("//", a // b), ("//=", inplace)]:
+        got = got.numpy()
+        assert got.dtype == np.float32 and got.shape == (n,), form
+        assert_same(got[at], sr[pick], f"{form}: the standard's special cases")
+        fin = ~special
+        with np.errstate(all="ignore"):
+            assert_same(got[fin], np.floor_divide(x[fin], y[fin]), f"{form}: finite, numpy's float32")
+            q64 = np.floor_divide(x[fin].astype(np.float64), y[fin].astype(np.float64))
+        small = np.abs(q64) < 2.0 ** 22  # float32's fmod and snapped quotient are exact there
+        assert_same(got[fin][small], q64[small].astype(np.float32), f"{form}: finite, float64 floor")
+        # nonzero finite operands: the result's sign is the product of theirs (the standard)
+        assert_same(np.signbit(got[fin]), np.signbit(x[fin]) != np.signbit(y[fin]), f"{form}: signs")
+    # a Python float operand on either side (the scalar kernel variant, __rfloordiv__)
+    for s in (_INF, -_INF, 2.5, -0.0):
+        assert_same((a // s).numpy(), numpy_result("floor_divide", x, np.float32(s)), f"x // {s}")
+        assert_same((s // a).numpy(), numpy_result("floor_divide", np.float32(s), x), f"{s} // x")
 
 
 def test_shifts_past_the_width_and_bool_bits(rng):

@@ -392,7 +392,9 @@ reciprocal = _ufunc("reciprocal", 1)
 copysign = _ufunc("copysign", 2)
 nextafter = _ufunc("nextafter", 2)
 # Integer and float division as numpy's: the remainder takes the divisor's sign (fmod: the
-# dividend's); integers divided by 0 give 0 (numpy warns), INT_MIN // -1 wraps to INT_MIN.
+# dividend's); integers divided by 0 give 0 (numpy warns), INT_MIN // -1 wraps to INT_MIN. Float
+# floor_divide with one operand infinite is floor(x1 / x2), as the array API standard specifies
+# (inf // 2 = inf, -1 // inf = -0; numpy: NaN, -1).
 remainder = mod = _ufunc("remainder", 2)
 fmod = _ufunc("fmod", 2)
 floor_divide = _ufunc("floor_divide", 2)
