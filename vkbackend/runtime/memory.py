@@ -34,19 +34,22 @@ MAPPED_WORDS = 64
 class Buffer:
     """One pooled kp tensor: device memory only, or (mapped) one host-visible allocation that
     shaders use and the host reads."""
-    __slots__ = ("tensor", "words", "mapped", "big", "__weakref__")
+    __slots__ = ("tensor", "words", "mapped", "big", "_host", "__weakref__")
 
     def __init__(self, tensor, words: int, mapped: bool = False, big: bool = False):
         self.tensor = tensor
         self.words = words
         self.mapped = mapped
         self.big = big  # larger than a shader may bind at once: bound in windows (Kernel)
+        self._host = None
 
     def host(self) -> np.ndarray:
         """A mapped buffer's memory as uint32 words, without a copy (read it after a synchronize
-        that downloads it)."""
+        that downloads it); made once, it stays valid while the tensor lives."""
         assert self.mapped, "only mapped buffers are host-visible; read others with Stream.read"
-        return self.tensor.data()
+        if self._host is None:
+            self._host = self.tensor.data()
+        return self._host
 
 
 def locked(method):
