@@ -12,7 +12,7 @@ _COMPUTED = frozenset(SUPPORTED)
 # Held in arrays, two per 32-bit word, and read by the ops that say so (the convolutions); every
 # other op refuses it by name (through GLSL below) rather than reading packed halves as words.
 float16 = np.dtype(np.float16)
-HALF_USES = "float16 arrays support astype(), numpy(), reshape, views and the convolutions"
+HALF_USES = "float16 arrays support astype(), numpy(), reshape, views, matmul/gemm and the convolutions"
 
 
 def computable(d, what: str = "this operation") -> np.dtype:

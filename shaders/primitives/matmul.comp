@@ -1,6 +1,13 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
+#ifndef HALF_IN
+#define HALF_IN 0
+#endif
+#if HALF_IN == 1
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_EXT_shader_16bit_storage : require
+#endif
 #include "lib/common.glsl"
 // Tiled SIMT GEMM, float32:  C[b] = alpha * op(A[b]) * op(B[b])  (+ beta * C[b] with HAS_BETA)
 // op(A) is M x K, op(B) is K x N, C is M x N; every matrix is row-major with a leading dimension.
@@ -22,6 +29,9 @@
 //   A_VEC B_VEC C_VEC    0/1: 16-byte aligned vec4 access of that matrix is valid (see matmul.py)
 //   HAS_BETA             read C and add beta * C (otherwise C is only written)
 //   BATCH_RANK           number of (collapsed) batch dims described in push constants (0..4)
+//   HALF_IN              A and B are float16 (C stays float32; products and sums in float32):
+//                        1 read as float16_t (16-bit storage), 2 as packed words unpacked with
+//                        unpackHalf2x16 (any device). Offsets, leading dims, strides in halves.
 // Bindings: 0 A, 1 B, 2 C.
 // Push words: 0 M, 1 N, 2 K, 3 lda, 4 ldb, 5 ldc, 6 offA, 7 offB, 8 offC (elements), 9 alpha bits,
 //   10 beta bits, 11 batch count, 12 swizzle group (0: none; only when the grid covers every tile),
@@ -33,6 +43,8 @@
 // @variants BM=64 BN=64 BK=16 TM=4 TN=4 ?HAS_BETA
 // @variants BM=128 BN=64 BK=16 TM=8 TN=4 WARP_X=4
 // @variants BM=128 BN=128 BK=8 TM=8 TN=8 TRANS_A=1
+// @variants BM=64 BN=64 BK=16 TM=4 TN=4 HALF_IN=1|2 TRANS_A=0|1 TRANS_B=0|1
+// @variants BM=64 BN=64 BK=16 TM=4 TN=4 HALF_IN=1|2 A_VEC=0 B_VEC=0 C_VEC=0 HAS_BETA=1 BATCH_RANK=2
 // Defaults: the NVIDIA "large" tile, aligned, no batch (the runtime always sets every define).
 #ifndef BM
 #define BM 128
@@ -79,15 +91,32 @@
 #define PUSH_WORDS (13 + 4 * BATCH_RANK)
 layout(push_constant) uniform Push { uint w[PUSH_WORDS]; } p;
 
-#if A_VEC
-layout(std430, binding = 0) restrict readonly buffer A { vec4 a4[]; };
+// The operands' element types and how a vec4 (IN4) or one float (IN1) of them is read.
+#if HALF_IN == 1
+#define IN4_T f16vec4
+#define IN1_T float16_t
+#define IN4(x) vec4(x)
+#define IN1(buf1, i) float(buf1[i])
+#elif HALF_IN == 2     // 4 halves in a uvec2; half i in the low (even i) or high 16 bits of word i/2
+#define IN4_T uvec2
+#define IN1_T uint
+#define IN4(w2) vec4(unpackHalf2x16((w2).x), unpackHalf2x16((w2).y))
+#define IN1(buf1, i) unpackHalf2x16(buf1[(i) >> 1])[(i) & 1u]
 #else
-layout(std430, binding = 0) restrict readonly buffer A { float a1[]; };
+#define IN4_T vec4
+#define IN1_T float
+#define IN4(x) (x)
+#define IN1(buf1, i) buf1[i]
+#endif
+#if A_VEC
+layout(std430, binding = 0) restrict readonly buffer A { IN4_T a4[]; };
+#else
+layout(std430, binding = 0) restrict readonly buffer A { IN1_T a1[]; };
 #endif
 #if B_VEC
-layout(std430, binding = 1) restrict readonly buffer B { vec4 b4[]; };
+layout(std430, binding = 1) restrict readonly buffer B { IN4_T b4[]; };
 #else
-layout(std430, binding = 1) restrict readonly buffer B { float b1[]; };
+layout(std430, binding = 1) restrict readonly buffer B { IN1_T b1[]; };
 #endif
 #if C_VEC
 layout(std430, binding = 2) restrict buffer C { vec4 c4[]; };
@@ -137,14 +166,14 @@ uint tid;
 // all out (cols % 4 == 0) and 16-byte alignment.
 #define FETCH_VEC(dst, buf4, base, ld, rows, cols, r, c) {                                  \
     dst = vec4(0.0);                                                                        \
-    if ((r) < (rows) && (c) < (cols)) dst = buf4[((base) + (r) * (ld) + (c)) >> 2];         \
+    if ((r) < (rows) && (c) < (cols)) dst = IN4(buf4[((base) + (r) * (ld) + (c)) >> 2]);    \
 }
 #define FETCH_SCALAR(dst, buf1, base, ld, rows, cols, r, c) {                               \
     dst = vec4(0.0);                                                                        \
     if ((r) < (rows)) {                                                                     \
         uint i_ = (base) + (r) * (ld) + (c);                                                \
         [[unroll]] for (uint q_ = 0u; q_ < 4u; ++q_)                                        \
-            if ((c) + q_ < (cols)) dst[q_] = buf1[i_ + q_];                                 \
+            if ((c) + q_ < (cols)) dst[q_] = IN1(buf1, i_ + q_);                            \
     }                                                                                       \
 }
 

@@ -82,7 +82,7 @@ def test_ops_that_compute_in_words_refuse_float16():
         with pytest.raises(TypeError, match="float16"):
             call()
             pytest.fail(f"{name} accepted float16")
-    # Views and matmul (which converts its operands to float32) do work.
+    # Views and matmul (float16 in and out, float32 accumulation) do work.
     np.testing.assert_array_equal(h[1].numpy(), np.arange(4, 8, dtype=np.float16))
     np.testing.assert_allclose((h @ h.reshape(4, 3)).numpy(),
                                np.arange(12.0).reshape(3, 4) @ np.arange(12.0).reshape(4, 3))

@@ -6,11 +6,13 @@
                          # C = alpha * op(A) @ op(B) + beta * C, op(X) = X or its last two axes
                          # swapped (read in place, no transpose copy); batched like matmul
 
-gemm is float32 only. matmul computes in float32 where numpy would promote to a float (int32 @
-float32: the int operand is converted first); int32 and uint32 products are exact, wrapping
-modulo 2**32 as numpy's do, computed as elementwise products reduced over K (multiply + sum, in
-chunks of at most INT_CHUNK temporaries: much slower than float32's tiled kernel); bool @ bool
-raises TypeError (the array API's matmul is numeric only), as does int32 @ uint32 (numpy: int64).
+gemm is float32, or float16 (both operands; matmul_half.py: float32 sums, one rounding to float16,
+on cooperative matrices where the device has them). matmul computes in float32 where numpy would
+promote to a float other than float16 (int32 @ float32: the int operand is converted first; float16
+@ float32 too); float16 @ float16 is float16, as in numpy and gemm; int32 and uint32 products are
+exact, wrapping modulo 2**32 as numpy's do, computed as elementwise products reduced over K
+(multiply + sum, in chunks of at most INT_CHUNK temporaries: much slower than float32's tiled
+kernel); bool @ bool raises TypeError (the array API's matmul is numeric only), as does int32 @ uint32 (numpy: int64).
 
 The kernel is a tiled SIMT GEMM (see the shader's header). Tile shapes are TileConfigs, written
 "BMxBNxBK/TMxTN[/WARP_X]" (e.g. "128x128x16/8x8"); `choose_config` picks one per call from the
@@ -184,13 +186,15 @@ def record_gemm(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda: in
                 offset_a: int | None = None, offset_b: int | None = None, offset_c: int | None = None,
                 trans_a: bool = False, trans_b: bool = False, alpha: float = 1.0, beta: float = 0.0,
                 batch_shape=(), batch_strides_a=(), batch_strides_b=(), batch_strides_c=(),
-                config: TileConfig | str | None = None) -> None:
+                config: TileConfig | str | None = None, half_in: int = 0) -> None:
     """Record C = alpha * op(A) @ op(B) + beta * C on raw storage, without checks beyond the kernel's.
 
     a, b, c give the buffers (and, unless offset_* is given, the element offsets); op(A) is m x k,
     stored row-major as m x k (k x m with trans_a) with leading dimension lda; likewise B (k x n,
     or n x k with trans_b) and C (m x n, ldc). batch_shape with per-operand element strides (0 =
     broadcast) adds batches. beta == 0 never reads C. c must not overlap a or b.
+    half_in: a and b are float16 (offsets, leading dims and strides in halves), read as float16_t
+    (1: 16-bit storage) or as packed words (2: any device); C stays float32 (matmul.comp's HALF_IN).
     Where the device's loop budget cannot hold the whole K loop in one invocation (lavapipe), K is
     cut into slices, one dispatch each, the later ones accumulating into C with beta = 1;
     LoopBudgetError (before any GPU work) where even one K step per tile does not fit."""
@@ -212,7 +216,7 @@ def record_gemm(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda: in
                         offset_b=offs[1] + db, offset_c=offs[2] + dc, trans_a=trans_a, trans_b=trans_b,
                         alpha=alpha, beta=beta, batch_shape=extents[outer:],
                         batch_strides_a=sa[outer:], batch_strides_b=sb[outer:],
-                        batch_strides_c=sc[outer:], config=config)
+                        batch_strides_c=sc[outer:], config=config, half_in=half_in)
         return
     batch = math.prod(extents)
     cfg = _config(dev, m, n, batch, config)
@@ -220,13 +224,13 @@ def record_gemm(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda: in
         splits = _split_k(dev, cfg, m, n, k)
         if splits > 1:
             _record_split_k(a, b, c, offs, cfg, splits, m=m, n=n, k=k, lda=lda, ldb=ldb,
-                            trans_a=trans_a, trans_b=trans_b, alpha=alpha)
+                            trans_a=trans_a, trans_b=trans_b, alpha=alpha, half_in=half_in)
             return
 
     a_vec = _aligned(offs[0], lda, *sa, (m if trans_a else k))
     b_vec = _aligned(offs[1], ldb, *sb, (k if trans_b else n))
     c_vec = _aligned(offs[2], ldc, *sc, n)
-    defines = _defines(cfg, trans_a, trans_b, a_vec, b_vec, c_vec, beta != 0, len(extents))
+    defines = _defines(cfg, trans_a, trans_b, a_vec, b_vec, c_vec, beta != 0, len(extents), half_in)
     groups, trips = _grid(dev, cfg, m, n, batch)
     tiles_x, tiles_y = -(-n // cfg.bn), -(-m // cfg.bm)
     exact = groups[0] == tiles_x and groups[1] == tiles_y
@@ -265,7 +269,8 @@ def _split_k(dev, cfg: TileConfig, m: int, n: int, k: int) -> int:
     return -(-k // kc)
 
 
-def _record_split_k(a, b, c, offs, cfg, splits: int, *, m, n, k, lda, ldb, trans_a, trans_b, alpha) -> None:
+def _record_split_k(a, b, c, offs, cfg, splits: int, *, m, n, k, lda, ldb, trans_a, trans_b, alpha,
+                    half_in: int = 0) -> None:
     """C = alpha * op(A) @ op(B) as products over slices of K (kc long, one batch of the kernel;
     the rest of K in a second dispatch beside it), each into its own m x n plane of a workspace,
     then the planes summed into C."""
@@ -283,7 +288,7 @@ def _record_split_k(a, b, c, offs, cfg, splits: int, *, m, n, k, lda, ldb, trans
         batched = count > 1
         defines = _defines(cfg, trans_a, trans_b, _aligned(o_a, lda, step_a, m if trans_a else kl),
                            _aligned(o_b, ldb, step_b, kl if trans_b else n), _aligned(o_c, n, m * n),
-                           False, int(batched))
+                           False, int(batched), half_in)
         groups, _ = _grid(rt.device, cfg, m, n, count)
         push = [m, n, kl, lda, ldb, n, o_a, o_b, o_c, float(alpha), 0.0, count, 0]
         if batched:
@@ -294,12 +299,17 @@ def _record_split_k(a, b, c, offs, cfg, splits: int, *, m, n, k, lda, ldb, trans
     reduce.sum_into(work, (1, planes, m * n), Array(c._storage, (m * n,), c.dtype, offs[2]))
 
 
-def _defines(cfg: TileConfig, trans_a, trans_b, a_vec, b_vec, c_vec, has_beta, batch_rank: int) -> dict:
-    """matmul.comp's defines for a tile shape, the operands' layout and vec4 access, beta and batch."""
-    return {"BM": cfg.bm, "BN": cfg.bn, "BK": cfg.bk, "TM": cfg.tm, "TN": cfg.tn,
-            "WARP_X": cfg.warp_x, "LANES": cfg.lanes, "TRANS_A": int(bool(trans_a)),
-            "TRANS_B": int(bool(trans_b)), "A_VEC": int(a_vec), "B_VEC": int(b_vec),
-            "C_VEC": int(c_vec), "HAS_BETA": int(bool(has_beta)), "BATCH_RANK": batch_rank}
+def _defines(cfg: TileConfig, trans_a, trans_b, a_vec, b_vec, c_vec, has_beta, batch_rank: int,
+             half_in: int = 0) -> dict:
+    """matmul.comp's defines for a tile shape, the operands' layout and vec4 access, beta and batch
+    (HALF_IN only for float16 operands: float32's variants keep their shipped define sets)."""
+    d = {"BM": cfg.bm, "BN": cfg.bn, "BK": cfg.bk, "TM": cfg.tm, "TN": cfg.tn,
+         "WARP_X": cfg.warp_x, "LANES": cfg.lanes, "TRANS_A": int(bool(trans_a)),
+         "TRANS_B": int(bool(trans_b)), "A_VEC": int(a_vec), "B_VEC": int(b_vec),
+         "C_VEC": int(c_vec), "HAS_BETA": int(bool(has_beta)), "BATCH_RANK": batch_rank}
+    if half_in:
+        d["HALF_IN"] = half_in
+    return d
 
 
 def _aligned(*vals) -> bool:
@@ -368,9 +378,10 @@ def _k_slices(k: int, bk: int, trips: tuple, m: int, n: int, batch: int) -> list
 
 # -- operands and checks ----------------------------------------------------------------------
 def _result_dtype(name: str, *ops, integers: bool = False) -> np.dtype:
-    """The product's dtype from its operands (vk.Arrays or kept host data): float32 where numpy
-    would promote to a float; with `integers`, int32 or uint32 (dtypes.narrow refuses int32 with
-    uint32, which numpy makes int64); TypeError otherwise."""
+    """The product's dtype from its operands (vk.Arrays or kept host data): float16 where numpy
+    keeps float16 (float16 with float16 or bool: matmul_half.py), float32 where numpy would promote
+    to another float; with `integers`, int32 or uint32 (dtypes.narrow refuses int32 with uint32,
+    which numpy makes int64); TypeError otherwise."""
     promoted = np.result_type(*(held_dtype(o) for o in ops))
     if integers and promoted.kind in "iu":
         return dtypes.narrow(promoted, name)
@@ -378,9 +389,9 @@ def _result_dtype(name: str, *ops, integers: bool = False) -> np.dtype:
         raise TypeError(f"{name}: bool operands are not supported: expected a numeric dtype (int32, "
                         "uint32, float32); cast with .astype()")
     if promoted.kind != "f":
-        raise TypeError(f"{name}: {promoted} operands are not supported (float32 only); "
+        raise TypeError(f"{name}: {promoted} operands are not supported (float32 or float16 only); "
                         "cast with .astype(vk.float32)")
-    return dtypes.float32
+    return dtypes.float16 if promoted == dtypes.float16 else dtypes.float32
 
 
 def _batch_shape(name: str, shapes) -> tuple:
@@ -444,6 +455,8 @@ def matmul(x1, x2) -> Array:
     batch = _batch_shape("matmul", [sa, sb])
     m, k, n = sa[-2], sa[-1], sb[-1]
     out_shape = batch + ((m,) if len(a.shape) > 1 else ()) + ((n,) if len(b.shape) > 1 else ())
+    if dtype == dtypes.float16:
+        return _half_matmul(a, b, sa, sb, batch, m, k, n, out_shape)
     if dtype != dtypes.float32:
         if math.prod(out_shape) == 0:
             return Array.empty(out_shape, dtype)
@@ -459,6 +472,18 @@ def matmul(x1, x2) -> Array:
     record_gemm(A, B, out, m=m, n=n, k=k, lda=k, ldb=n, ldc=n, batch_shape=batch,
                 batch_strides_a=strides[0], batch_strides_b=strides[1], batch_strides_c=strides[2])
     return out
+
+
+def _half_matmul(a, b, sa: tuple, sb: tuple, batch: tuple, m: int, k: int, n: int, out_shape: tuple) -> Array:
+    """float16 @ float16 (a bool operand taken as float16, as numpy does): float32 sums rounded
+    once to float16, on matmul_half.py's kernels."""
+    from . import matmul_half  # it builds on this module
+    env_config(runtime.get().device)
+    strides = (_strides(sa, batch, m * k), _strides(sb, batch, k * n), _contiguous_strides(batch, m * n))
+    matmul_half.check(m, n, k, k, n, False, False, batch, strides)
+    A, B = asarray(a, dtypes.float16), asarray(b, dtypes.float16)
+    return matmul_half.product(A, B, out_shape, m=m, n=n, k=k, lda=k, ldb=n, batch_shape=batch,
+                               strides=strides)
 
 
 # Elements of the integer path's products (batch x rows x K-slice x N) made at once, at most
@@ -502,10 +527,12 @@ def gemm(a, b, trans_a: bool = False, trans_b: bool = False, alpha: float = 1.0,
     """C = alpha * op(A) @ op(B) + beta * C, recorded; returns C.
 
     a: (..., M, K), or (..., K, M) with trans_a (read transposed in place, no copy); b: (..., K, N),
-    or (..., N, K) with trans_b; leading dims broadcast as in matmul. float32, both at least 2-D.
-    c: None -> a new (..., M, N) array (beta must be 0); else a float32 vk.Array of exactly that
-    shape, not sharing memory with a or b, updated in place and returned. beta == 0 never reads C
-    (so NaNs in it do not propagate), as in BLAS."""
+    or (..., N, K) with trans_b; leading dims broadcast as in matmul. float32, or both float16
+    (float32 products and sums, matmul_half.py), both at least 2-D.
+    c: None -> a new (..., M, N) array (beta must be 0; float16 for float16 operands, rounded
+    once); else a float32 vk.Array of exactly that shape (float16 operands too: their product
+    added in float32), not sharing memory with a or b, updated in place and returned. beta == 0
+    never reads C (so NaNs in it do not propagate), as in BLAS."""
     A_, B_ = operand(a, "gemm", "a", host="keep", half=True), operand(b, "gemm", "b", host="keep", half=True)
     for index, o in enumerate((A_, B_)):
         if len(o.shape) < 2:
@@ -529,6 +556,9 @@ def gemm(a, b, trans_a: bool = False, trans_b: bool = False, alpha: float = 1.0,
     else:
         if not isinstance(c, Array):
             raise TypeError(f"gemm: c must be a vk.Array (updated in place), got {type(c).__name__}")
+        if c.dtype == dtypes.float16 and dtype == dtypes.float16:
+            raise TypeError("gemm: c has dtype float16: a float16 c is not updated in place; pass "
+                            "c=None (a new float16 result) or a float32 c (float16 operands, float32 C)")
         if c.dtype != dtypes.float32:
             raise TypeError(f"gemm: c has dtype {c.dtype}: expected float32")
         if c.shape != out_shape:
@@ -539,6 +569,13 @@ def gemm(a, b, trans_a: bool = False, trans_b: bool = False, alpha: float = 1.0,
     env_config(runtime.get().device)
     sa, sb = A_.shape, B_.shape
     strides = (_strides(sa, batch, m * k), _strides(sb, batch, k * n), _contiguous_strides(batch, m * n))
+    if dtype == dtypes.float16:
+        from . import matmul_half  # it builds on this module
+        matmul_half.check(m, n, k, sa[-1], n, trans_a, trans_b, batch, strides)
+        A, B = asarray(A_, dtype), asarray(B_, dtype)
+        return matmul_half.product(A, B, out_shape, c=c, m=m, n=n, k=k, lda=sa[-1], ldb=sb[-1],
+                                   trans_a=trans_a, trans_b=trans_b, alpha=alpha,
+                                   beta=beta if c is not None else 0.0, batch_shape=batch, strides=strides)
     _check_product(m, n, k, sa[-1], n, trans_a, batch, strides)
     A, B = asarray(A_, dtype), asarray(B_, dtype)
     out = Array.empty(out_shape, dtype) if c is None else c

@@ -1,0 +1,181 @@
+"""float16 matrix products: float16 operands, float32 products and sums, one rounding to float16
+at the end (as cuBLAS and torch do). matmul.py routes here when both operands are float16 (numpy
+keeps float16 @ float16 in float16; float16 with float32 promotes to float32 and never comes here).
+
+Two kernels, chosen per device (`path`):
+  'coopmat'   shaders/primitives/matmul_coopmat.comp: VK_KHR_cooperative_matrix 16 x 16 x 16
+              float16 products accumulating in float32, where the device reports that shape and
+              has COOPMAT_FEATURES and a fixed subgroup size (NVIDIA, ...; not lavapipe);
+  'storage16' matmul.comp with HALF_IN=1: float16_t loads (16-bit storage), float32 arithmetic;
+  'packed'    matmul.comp with HALF_IN=2: halves unpacked from 32-bit words (any device).
+Both write a float32 matrix (every K slice of the loop budget adding into it), which astype rounds
+to float16 once; gemm with a float32 `c` writes into `c` itself (float16 in, float32 out).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import dtypes, runtime
+from ..array import Array
+from . import launch
+from . import matmul as mm
+
+SHADER = "primitives/matmul_coopmat.comp"
+# What each kernel needs of the device beyond the core API (VkPhysicalDevice*Features names).
+COOPMAT_FEATURES = frozenset({"cooperativeMatrix", "shaderFloat16", "storageBuffer16BitAccess",
+                              "vulkanMemoryModel"})
+HALF_STORAGE = frozenset({"storageBuffer16BitAccess", "shaderFloat16"})
+_HALF_IN = {"storage16": 1, "packed": 2}
+# Defines added to matmul_coopmat.comp's: tests set COOPMAT_EMULATED to run it on lavapipe.
+EXTRA_DEFINES: dict = {}
+
+
+@dataclass(frozen=True)
+class CoopConfig:
+    """matmul_coopmat.comp's tile: BM x BN of C per workgroup, K in BK steps, SG_M x SG_N subgroups."""
+    bm: int
+    bn: int
+    bk: int
+    sg_m: int
+    sg_n: int
+
+    def threads(self, sgs: int) -> int:
+        return self.sg_m * self.sg_n * sgs
+
+    def shared_bytes(self, trans_a: bool, trans_b: bool) -> int:
+        """Two stages of both tiles (rows padded by one 16-byte vector) and the C scratch."""
+        ar, ac = (self.bk, self.bm) if trans_a else (self.bm, self.bk)
+        br, bc = (self.bn, self.bk) if trans_b else (self.bk, self.bn)
+        return 2 * 16 * (ar * (ac // 8 + 1) + br * (bc // 8 + 1)) + self.sg_m * self.sg_n * 1024
+
+
+# Largest first: "large" is conv_coopmat_packed.comp's default tile (32 x 32 per subgroup);
+# "small" has a quarter of the work per workgroup, for products with fewer tiles.
+COOP_CONFIGS = (CoopConfig(128, 64, 32, 4, 2), CoopConfig(64, 64, 32, 2, 2))
+
+
+def has_coopmat(dev) -> bool:
+    """Whether matmul_coopmat.comp runs on `dev` (ops/conv/kernels.coopmat_key asks the same)."""
+    return (COOPMAT_FEATURES <= dev.features and dev.has_cooperative_matrix(16, 16, 16)
+            and dev.min_subgroup_size == dev.max_subgroup_size)
+
+
+def path(dev=None) -> str:
+    """'coopmat', 'storage16' or 'packed': the kernel float16 products take on `dev` (the open device)."""
+    dev = dev or runtime.get().device
+    if has_coopmat(dev) and all(_coop_configs(dev, ta, tb) for ta in (False, True) for tb in (False, True)):
+        return "coopmat"
+    return "storage16" if HALF_STORAGE <= dev.features else "packed"
+
+
+def _coop_configs(dev, trans_a: bool, trans_b: bool) -> list:
+    return [c for c in COOP_CONFIGS if c.threads(dev.subgroup_size) <= dev.max_workgroup_invocations
+            and c.shared_bytes(trans_a, trans_b) <= dev.max_shared_memory]
+
+
+def _coop_config(dev, m: int, n: int, batch: int, trans_a: bool, trans_b: bool) -> CoopConfig:
+    """The largest tile giving at least a wave of workgroups per multiprocessor (else the smallest)."""
+    fitting = _coop_configs(dev, trans_a, trans_b)
+    for cfg in fitting:
+        if math.ceil(m / cfg.bm) * math.ceil(n / cfg.bn) * batch >= dev.multiprocessors:
+            return cfg
+    return fitting[-1]
+
+
+def check(m: int, n: int, k: int, lda: int, ldc: int, trans_a: bool, trans_b: bool, batch, strides) -> None:
+    """LoopBudgetError (before any GPU work) where the product does not fit the loop budget."""
+    m, extents, _ = mm._collapse(m, lda, ldc, trans_a, batch, strides)
+    if path() != "coopmat":
+        mm.check_loop_budget(m, n, k, extents)
+        return
+    if launch.loop_budget() is None or m == 0 or n == 0 or math.prod(extents) == 0:
+        return
+    dev = runtime.get().device
+    nb = math.prod(extents[-mm._MAX_BATCH_RANK:])
+    cfg = _coop_config(dev, m, n, nb, trans_a, trans_b)
+    mm._k_slices(k, cfg.bk, mm._grid(dev, _tile(cfg), m, n, nb)[1], m, n, nb)
+
+
+def _tile(cfg: CoopConfig):
+    """A stand-in with the .bm / .bn that matmul._grid reads."""
+    return mm.TileConfig(cfg.bm, cfg.bn, cfg.bk, 4, 4, 1, 1)
+
+
+def product(A: Array, B: Array, out_shape: tuple, *, c: Array | None = None, m: int, n: int, k: int,
+            lda: int, ldb: int, trans_a: bool = False, trans_b: bool = False, alpha: float = 1.0,
+            beta: float = 0.0, batch_shape=(), strides=((), (), ())) -> Array:
+    """alpha * op(A) @ op(B) (+ beta * c) for float16 A, B (contiguous (..., rows, ld), batch strides
+    in halves). c None: a new float16 array of out_shape, summed in a float32 one and rounded once
+    (beta must be 0); else c (float32) updated in place and returned."""
+    if c is not None:
+        _record(A, B, c, m=m, n=n, k=k, lda=lda, ldb=ldb, trans_a=trans_a, trans_b=trans_b,
+                alpha=alpha, beta=beta, batch_shape=batch_shape, strides=strides)
+        return c
+    if math.prod(out_shape) == 0:
+        return Array.empty(out_shape, dtypes.float16)
+    work = Array.empty(out_shape, dtypes.float32)
+    _record(A, B, work, m=m, n=n, k=k, lda=lda, ldb=ldb, trans_a=trans_a, trans_b=trans_b,
+            alpha=alpha, beta=0.0, batch_shape=batch_shape, strides=strides)
+    return work.astype(dtypes.float16)
+
+
+def _record(A, B, C, *, m, n, k, lda, ldb, trans_a, trans_b, alpha, beta, batch_shape, strides) -> None:
+    kind = path()
+    if kind != "coopmat":
+        mm.record_gemm(A, B, C, m=m, n=n, k=k, lda=lda, ldb=ldb, ldc=n, trans_a=trans_a, trans_b=trans_b,
+                       alpha=alpha, beta=beta, batch_shape=batch_shape, batch_strides_a=strides[0],
+                       batch_strides_b=strides[1], batch_strides_c=strides[2], half_in=_HALF_IN[kind])
+        return
+    record_coopmat(A, B, C, m=m, n=n, k=k, lda=lda, ldb=ldb, ldc=n, trans_a=trans_a, trans_b=trans_b,
+                   alpha=alpha, beta=beta, batch_shape=batch_shape, batch_strides_a=strides[0],
+                   batch_strides_b=strides[1], batch_strides_c=strides[2])
+
+
+def record_coopmat(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda: int, ldb: int, ldc: int,
+                   offset_a: int | None = None, offset_b: int | None = None, offset_c: int | None = None,
+                   trans_a: bool = False, trans_b: bool = False, alpha: float = 1.0, beta: float = 0.0,
+                   batch_shape=(), batch_strides_a=(), batch_strides_b=(), batch_strides_c=()) -> None:
+    """matmul.record_gemm's contract (float16 a, b; float32 c; offsets in elements) on
+    matmul_coopmat.comp: batch dims past the push constants' four recorded one by one, K cut into
+    slices (the later ones adding into C) where the loop budget asks for it."""
+    rt = runtime.get()
+    dev = rt.device
+    if m == 0 or n == 0 or math.prod(batch_shape) == 0:
+        return
+    offs = [a.offset if offset_a is None else offset_a, b.offset if offset_b is None else offset_b,
+            c.offset if offset_c is None else offset_c]
+    m, extents, (sa, sb, sc) = mm._collapse(m, lda, ldc, trans_a, batch_shape,
+                                            (batch_strides_a, batch_strides_b, batch_strides_c))
+    if len(extents) > mm._MAX_BATCH_RANK:
+        outer = len(extents) - mm._MAX_BATCH_RANK
+        for idx in np.ndindex(*extents[:outer]):
+            d = [sum(i * s for i, s in zip(idx, st)) for st in (sa, sb, sc)]
+            record_coopmat(a, b, c, m=m, n=n, k=k, lda=lda, ldb=ldb, ldc=ldc, offset_a=offs[0] + d[0],
+                           offset_b=offs[1] + d[1], offset_c=offs[2] + d[2], trans_a=trans_a,
+                           trans_b=trans_b, alpha=alpha, beta=beta, batch_shape=extents[outer:],
+                           batch_strides_a=sa[outer:], batch_strides_b=sb[outer:], batch_strides_c=sc[outer:])
+        return
+    batch = math.prod(extents)
+    cfg = _coop_config(dev, m, n, batch, trans_a, trans_b)
+    defines = {"BM": cfg.bm, "BN": cfg.bn, "BK": cfg.bk, "SG_M": cfg.sg_m, "SG_N": cfg.sg_n,
+               "SGS": dev.subgroup_size, "TRANS_A": int(bool(trans_a)), "TRANS_B": int(bool(trans_b)),
+               # 16-byte vectors of 8 halves where every row starts on one and none straddles the end
+               "A_VEC": int(_aligned8(offs[0], lda, *sa, m if trans_a else k)),
+               "B_VEC": int(_aligned8(offs[1], ldb, *sb, k if trans_b else n)),
+               "HAS_BETA": int(beta != 0), "BATCH_RANK": len(extents), **EXTRA_DEFINES}
+    groups, trips = mm._grid(dev, _tile(cfg), m, n, batch)
+    for k0, kl in mm._k_slices(k, cfg.bk, trips, m, n, batch):
+        first = k0 == 0
+        kernel = rt.kernel(SHADER, defines if first else dict(defines, HAS_BETA=1), cfg.threads(dev.subgroup_size))
+        o_a = offs[0] + (k0 * lda if trans_a else k0)
+        o_b = offs[1] + (k0 if trans_b else k0 * ldb)
+        push = [m, n, kl, lda, ldb, ldc, o_a, o_b, offs[2], float(alpha), float(beta if first else 1.0),
+                batch, 0, *extents, *sa, *sb, *sc]
+        kernel([a.buffer, b.buffer, c.buffer], push, groups)
+
+
+def _aligned8(*vals) -> bool:
+    return all(v % 8 == 0 for v in vals)
