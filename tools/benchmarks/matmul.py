@@ -1,4 +1,5 @@
-"""float32 matmul: square n x n @ n x n, vkbackend against torch (TF32 off).
+"""matmul: square n x n @ n x n, vkbackend against torch: float32 (TF32 off) and float16 (float32
+accumulation on both sides; vkbackend's path, cooperative matrices or not, in the "path" metric).
 
 Tuning on the GPU: VKBACKEND_MATMUL_CONFIG="BMxBNxBK/TMxTN[/WXxWY]" forces one tile shape
 (vkbackend/primitives/matmul.py); VKBACKEND_MATMUL_SWEEP="cfg1;cfg2;..." adds one case per config
@@ -24,6 +25,7 @@ _REPEATS = {1024: 100, 2048: 40, 4096: 15, 8192: 5}
 def cases(quick: bool) -> list[dict]:
     sizes = [1024, 4096] if quick else [1024, 2048, 4096, 8192]
     out = [{"name": f"sgemm_{n}", "n": n, "dtype": "float32"} for n in sizes]
+    out += [{"name": f"hgemm_{n}", "n": n, "dtype": "float16"} for n in sizes if n >= 2048]
     from vkbackend import config  # the registry checks the variables (ValueError naming them)
     n = config.get("VKBACKEND_MATMUL_SWEEP_N") or 4096
     for cfg in config.get("VKBACKEND_MATMUL_SWEEP"):
@@ -31,11 +33,11 @@ def cases(quick: bool) -> list[dict]:
     return out
 
 
-def _inputs(n: int):
+def _inputs(n: int, dtype: str = "float32"):
     import numpy as np
     rng = np.random.default_rng(n)
-    a = rng.standard_normal((n, n), dtype=np.float32)
-    b = rng.standard_normal((n, n), dtype=np.float32)
+    a = rng.standard_normal((n, n), dtype=np.float32).astype(dtype)
+    b = rng.standard_normal((n, n), dtype=np.float32).astype(dtype)
     return a, b
 
 
@@ -48,16 +50,18 @@ def run_vk(case: dict) -> dict:
     if "config" in case:
         os.environ["VKBACKEND_MATMUL_CONFIG"] = case["config"]
     try:
-        a, b = _inputs(n)
+        a, b = _inputs(n, case["dtype"])
         va, vb = vk.asarray(a), vk.asarray(b)
-        from vkbackend.primitives import matmul as mm
-        config = str(mm.choose_config(vk.device(), n, n))
+        from vkbackend.primitives import matmul as mm, matmul_half
+        dev = vk.device()
+        config = matmul_half.path() if case["dtype"] == "float16" else str(mm.choose_config(dev, n, n))
         # correctness on a few rows (cheap on the host even at 8192)
         rows = np.r_[0:4, n // 2: n // 2 + 2, n - 3:n]
         with poisoned():
-            got = (va @ vb).numpy()[rows]
-        want = a[rows].astype(np.float64) @ b.astype(np.float64)
-        scale = np.abs(a[rows]).astype(np.float64) @ np.abs(b).astype(np.float64)
+            got = (va @ vb).numpy()[rows].astype(np.float64)
+        a64, b64 = a.astype(np.float64), b.astype(np.float64)
+        want = a64[rows] @ b64
+        scale = np.abs(a64[rows]) @ np.abs(b64)
         rel = float(np.max(np.abs(got - want) / scale))
         ms = time_vk(lambda: va @ vb, repeats=_REPEATS.get(n, 10), warmup=2)
     except Exception as e:  # a config that does not compile or fit: report it, keep benchmarking
@@ -81,8 +85,9 @@ def run_torch(case: dict) -> dict | None:
     torch.backends.cudnn.allow_tf32 = False
     n = case["n"]
     g = torch.Generator(device="cuda").manual_seed(n)
-    a = torch.randn((n, n), device="cuda", dtype=torch.float32, generator=g)
-    b = torch.randn((n, n), device="cuda", dtype=torch.float32, generator=g)
+    dt = getattr(torch, case["dtype"])
+    a = torch.randn((n, n), device="cuda", dtype=torch.float32, generator=g).to(dt)
+    b = torch.randn((n, n), device="cuda", dtype=torch.float32, generator=g).to(dt)
     ms = time_torch(lambda: a @ b, repeats=_REPEATS.get(n, 10), warmup=3)
     return {"ms": ms, "tflops": tflops(2.0 * n ** 3, ms)}
 
