@@ -47,6 +47,7 @@
 
 // @variants TRANS_A=0|1 TRANS_B=0|1 A_VEC=0|1 B_VEC=0|1
 // @variants BM=128 BN=64 SG_M=4 SG_N=2 HAS_BETA=1 BATCH_RANK=2
+// @variants BM=128 BN=128 SG_M=2 SG_N=4 TRANS_A=0|1 TRANS_B=0|1 A_VEC=0|1 B_VEC=0|1
 #ifndef BM
 #define BM 64
 #endif
