@@ -71,15 +71,6 @@ def launch_copy(plan_vec4: tuple, dst_buffer, src_buffer) -> None:
     plan.launch(buffers)
 
 
-def _view_bounds(shape, strides, offset: int) -> tuple:
-    """The lowest and highest element a strided view touches."""
-    lo = hi = offset
-    for extent, stride in zip(shape, strides):
-        span = (extent - 1) * stride
-        lo, hi = lo + min(0, span), hi + max(0, span)
-    return lo, hi
-
-
 def copy_view(a: Array, shape, strides, offset: int, name: str) -> Array:
     """strided_copy unchecked: for internal callers whose view of a's buffer is right by
     construction (it may reach beyond a's own elements, as getitem's views of a parent do)."""
@@ -112,7 +103,7 @@ def strided_copy(a: Array, shape, strides, offset: int | None = None) -> Array:
     if any(s < 0 for s in shape):
         raise ValueError(f"{name}: negative dimension in shape {shape}")
     if math.prod(shape):
-        lo, hi = (b - a.offset for b in _view_bounds(shape, strides, offset))
+        lo, hi = (b - a.offset for b in windows.bounds(shape, strides, offset))
         if lo < 0 or hi >= a.size:
             raise ValueError(f"{name}: the view (shape {shape}, strides {strides}, offset {offset}) "
                              f"reaches elements {lo} to {hi} of `a` (largest index {hi}, smallest {lo}), "

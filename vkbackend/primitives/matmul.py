@@ -209,14 +209,11 @@ def record_gemm(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda: in
     if len(extents) > _MAX_BATCH_RANK:  # record the outer dims one by one
         outer = len(extents) - _MAX_BATCH_RANK
         check_loop_budget(m, n, k, extents[outer:], config)  # every call alike: fail before the first
-        for idx in np.ndindex(*extents[:outer]):
-            da = sum(i * s for i, s in zip(idx, sa)); db = sum(i * s for i, s in zip(idx, sb))
-            dc = sum(i * s for i, s in zip(idx, sc))
-            record_gemm(a, b, c, m=m, n=n, k=k, lda=lda, ldb=ldb, ldc=ldc, offset_a=offs[0] + da,
-                        offset_b=offs[1] + db, offset_c=offs[2] + dc, trans_a=trans_a, trans_b=trans_b,
-                        alpha=alpha, beta=beta, batch_shape=extents[outer:],
-                        batch_strides_a=sa[outer:], batch_strides_b=sb[outer:],
-                        batch_strides_c=sc[outer:], config=config, half_in=half_in)
+        for (oa, ob, oc), inner, (ia, ib, ic) in outer_batches(extents, (sa, sb, sc), offs):
+            record_gemm(a, b, c, m=m, n=n, k=k, lda=lda, ldb=ldb, ldc=ldc, offset_a=oa, offset_b=ob,
+                        offset_c=oc, trans_a=trans_a, trans_b=trans_b, alpha=alpha, beta=beta,
+                        batch_shape=inner, batch_strides_a=ia, batch_strides_b=ib, batch_strides_c=ic,
+                        config=config, half_in=half_in)
         return
     batch = math.prod(extents)
     cfg = _config(dev, m, n, batch, config)
@@ -247,6 +244,15 @@ def record_gemm(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda: in
         push = [m, n, kl, lda, ldb, ldc, o_a, o_b, offs[2], float(alpha), float(beta if first else 1.0),
                 batch, group, *extents, *sa, *sb, *sc]
         kernel([a.buffer, b.buffer, c.buffer], push, groups)
+
+
+def outer_batches(extents, strides, offs):
+    """For more batch dims than the push constants hold (_MAX_BATCH_RANK): per index of the outer
+    ones, ((a, b, c offsets), the inner extents, (the inner strides of a, b, c))."""
+    outer = len(extents) - _MAX_BATCH_RANK
+    inner = tuple(st[outer:] for st in strides)
+    for idx in np.ndindex(*extents[:outer]):
+        yield [o + sum(i * s for i, s in zip(idx, st)) for o, st in zip(offs, strides)], extents[outer:], inner
 
 
 def _split_k(dev, cfg: TileConfig, m: int, n: int, k: int) -> int:

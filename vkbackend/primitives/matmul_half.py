@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
 
 from .. import dtypes, runtime
 from ..array import Array
@@ -152,13 +151,10 @@ def record_coopmat(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda:
     m, extents, (sa, sb, sc) = mm._collapse(m, lda, ldc, trans_a, batch_shape,
                                             (batch_strides_a, batch_strides_b, batch_strides_c))
     if len(extents) > mm._MAX_BATCH_RANK:
-        outer = len(extents) - mm._MAX_BATCH_RANK
-        for idx in np.ndindex(*extents[:outer]):
-            d = [sum(i * s for i, s in zip(idx, st)) for st in (sa, sb, sc)]
-            record_coopmat(a, b, c, m=m, n=n, k=k, lda=lda, ldb=ldb, ldc=ldc, offset_a=offs[0] + d[0],
-                           offset_b=offs[1] + d[1], offset_c=offs[2] + d[2], trans_a=trans_a,
-                           trans_b=trans_b, alpha=alpha, beta=beta, batch_shape=extents[outer:],
-                           batch_strides_a=sa[outer:], batch_strides_b=sb[outer:], batch_strides_c=sc[outer:])
+        for (oa, ob, oc), inner, (ia, ib, ic) in mm.outer_batches(extents, (sa, sb, sc), offs):
+            record_coopmat(a, b, c, m=m, n=n, k=k, lda=lda, ldb=ldb, ldc=ldc, offset_a=oa, offset_b=ob,
+                           offset_c=oc, trans_a=trans_a, trans_b=trans_b, alpha=alpha, beta=beta,
+                           batch_shape=inner, batch_strides_a=ia, batch_strides_b=ib, batch_strides_c=ic)
         return
     batch = math.prod(extents)
     cfg = _coop_config(dev, m, n, batch, trans_a, trans_b)
