@@ -198,14 +198,11 @@ def record_gemm(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda: in
     Where the device's loop budget cannot hold the whole K loop in one invocation (lavapipe), K is
     cut into slices, one dispatch each, the later ones accumulating into C with beta = 1;
     LoopBudgetError (before any GPU work) where even one K step per tile does not fit."""
-    rt = runtime.get()
-    dev = rt.device
+    dev = runtime.get().device
     if m == 0 or n == 0 or math.prod(batch_shape) == 0:
         return
-    offs = [a.offset if offset_a is None else offset_a, b.offset if offset_b is None else offset_b,
-            c.offset if offset_c is None else offset_c]
-    m, extents, (sa, sb, sc) = _collapse(m, lda, ldc, trans_a, batch_shape,
-                                         (batch_strides_a, batch_strides_b, batch_strides_c))
+    offs, m, extents, (sa, sb, sc) = gemm_layout(a, b, c, (offset_a, offset_b, offset_c), m, lda, ldc,
+        trans_a, batch_shape, (batch_strides_a, batch_strides_b, batch_strides_c))
     if len(extents) > _MAX_BATCH_RANK:  # record the outer dims one by one
         outer = len(extents) - _MAX_BATCH_RANK
         check_loop_budget(m, n, k, extents[outer:], config)  # every call alike: fail before the first
@@ -234,16 +231,35 @@ def record_gemm(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda: in
     swizzle = registry.get("VKBACKEND_MATMUL_GROUP")
     swizzle = 8 if swizzle is None else swizzle
     group = swizzle if exact and tiles_y > swizzle > 0 else 0
-    slices = _k_slices(k, cfg.bk, trips, m, n, batch)
-    for k0, kl in slices:
+    record_k_slices(_SHADER, defines, cfg.threads, groups, trips, cfg.bk, (a, b, c), offs, m=m, n=n, k=k,
+                    lda=lda, ldb=ldb, ldc=ldc, trans_a=trans_a, trans_b=trans_b, alpha=alpha, beta=beta,
+                    group=group, extents=extents, strides=(sa, sb, sc))
+
+
+def gemm_layout(a, b, c, offsets, m: int, lda: int, ldc: int, trans_a: bool, batch_shape,
+                batch_strides) -> tuple:
+    """(element offsets of a, b, c: theirs unless given), then _collapse's m, batch extents and
+    per-operand strides: the start of record_gemm and of the float16 kernels' recorders."""
+    offs = [x.offset if o is None else o for x, o in zip((a, b, c), offsets)]
+    return (offs, *_collapse(m, lda, ldc, trans_a, batch_shape, batch_strides))
+
+
+def record_k_slices(shader: str, defines: dict, threads: int, groups, trips, bk: int, arrays, offs, *,
+                    m, n, k, lda, ldb, ldc, trans_a, trans_b, alpha, beta, group, extents, strides) -> None:
+    """Record a GEMM kernel of matmul.comp's push-constant layout over K in the slices the loop
+    budget allows (_k_slices), the later ones adding to what the earlier ones wrote (HAS_BETA,
+    beta = 1, so they read C)."""
+    rt = runtime.get()
+    batch = math.prod(extents)
+    sa, sb, sc = strides
+    for k0, kl in _k_slices(k, bk, trips, m, n, batch):
         first = k0 == 0
-        # Later slices add to what the earlier ones wrote: beta = 1 (so they read C).
-        kernel = rt.kernel(_SHADER, defines if first else dict(defines, HAS_BETA=1), cfg.threads)
+        kernel = rt.kernel(shader, defines if first else dict(defines, HAS_BETA=1), threads)
         o_a = offs[0] + (k0 * lda if trans_a else k0)
         o_b = offs[1] + (k0 if trans_b else k0 * ldb)
         push = [m, n, kl, lda, ldb, ldc, o_a, o_b, offs[2], float(alpha), float(beta if first else 1.0),
                 batch, group, *extents, *sa, *sb, *sc]
-        kernel([a.buffer, b.buffer, c.buffer], push, groups)
+        kernel([x.buffer for x in arrays], push, groups)
 
 
 def outer_batches(extents, strides, offs):

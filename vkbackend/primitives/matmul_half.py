@@ -142,14 +142,11 @@ def record_coopmat(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda:
     """matmul.record_gemm's contract (float16 a, b; float32 c; offsets in elements) on
     matmul_coopmat.comp: batch dims past the push constants' four recorded one by one, K cut into
     slices (the later ones adding into C) where the loop budget asks for it."""
-    rt = runtime.get()
-    dev = rt.device
+    dev = runtime.get().device
     if m == 0 or n == 0 or math.prod(batch_shape) == 0:
         return
-    offs = [a.offset if offset_a is None else offset_a, b.offset if offset_b is None else offset_b,
-            c.offset if offset_c is None else offset_c]
-    m, extents, (sa, sb, sc) = mm._collapse(m, lda, ldc, trans_a, batch_shape,
-                                            (batch_strides_a, batch_strides_b, batch_strides_c))
+    offs, m, extents, (sa, sb, sc) = mm.gemm_layout(a, b, c, (offset_a, offset_b, offset_c), m, lda, ldc,
+        trans_a, batch_shape, (batch_strides_a, batch_strides_b, batch_strides_c))
     if len(extents) > mm._MAX_BATCH_RANK:
         for (oa, ob, oc), inner, (ia, ib, ic) in mm.outer_batches(extents, (sa, sb, sc), offs):
             record_coopmat(a, b, c, m=m, n=n, k=k, lda=lda, ldb=ldb, ldc=ldc, offset_a=oa, offset_b=ob,
@@ -165,14 +162,9 @@ def record_coopmat(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda:
                "B_VEC": int(_aligned8(offs[1], ldb, *sb, k if trans_b else n)),
                "HAS_BETA": int(beta != 0), "BATCH_RANK": len(extents), **EXTRA_DEFINES}
     groups, trips = mm._grid(dev, _tile(cfg), m, n, batch)
-    for k0, kl in mm._k_slices(k, cfg.bk, trips, m, n, batch):
-        first = k0 == 0
-        kernel = rt.kernel(SHADER, defines if first else dict(defines, HAS_BETA=1), cfg.threads(dev.subgroup_size))
-        o_a = offs[0] + (k0 * lda if trans_a else k0)
-        o_b = offs[1] + (k0 if trans_b else k0 * ldb)
-        push = [m, n, kl, lda, ldb, ldc, o_a, o_b, offs[2], float(alpha), float(beta if first else 1.0),
-                batch, 0, *extents, *sa, *sb, *sc]
-        kernel([a.buffer, b.buffer, c.buffer], push, groups)
+    mm.record_k_slices(SHADER, defines, cfg.threads(dev.subgroup_size), groups, trips, cfg.bk, (a, b, c), offs,
+                       m=m, n=n, k=k, lda=lda, ldb=ldb, ldc=ldc, trans_a=trans_a, trans_b=trans_b, alpha=alpha,
+                       beta=beta, group=0, extents=extents, strides=(sa, sb, sc))
 
 
 def _aligned8(*vals) -> bool:
