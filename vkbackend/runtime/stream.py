@@ -155,11 +155,7 @@ class Stream:
         synchronize): read in place when it is mapped, else copied through the staging area in
         the same submit as the work (a piece of the area's size per submit past it)."""
         if buf.mapped:
-            if (self._ops or self._checks or self._interrupted or self.completed < self.submitted
-                    or self._host_epoch < self.submitted):  # else it is ready: no submit, no wait
-                self.synchronize(downloads=[buf])
-            else:
-                self.stats["downloads"] += 1
+            self.synchronize(downloads=[buf])
             return buf.host()[first:first + count].copy()
         out = np.empty(count, np.uint32)
         area = self._area
@@ -293,6 +289,8 @@ class Stream:
             assert buf.mapped, "synchronize downloads mapped buffers only; Stream.read copies others"
             host = True
             self.stats["downloads"] += 1
+        if not (self._ops or checks or self.completed < self.submitted or (host and self._host_epoch < self.submitted)):
+            return  # everything submitted has completed (and ended with the host barrier if asked)
         if host and (self._ops or self._host_epoch < self.submitted):
             # last in this submit (or alone, for earlier submits' writes): device writes, for the host
             self._record(self._host_barrier, barrier=False)
