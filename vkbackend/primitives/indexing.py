@@ -64,7 +64,7 @@ class Index:
     def big(self) -> bool:
         """Whether the indices lie (will lie, uploaded) in a buffer larger than a shader may bind."""
         if self.array is None:
-            return windows.holds_big(self.host.size)
+            return windows.is_big(4 * self.host.size)
         return self.array.buffer.big
 
     def reach(self) -> tuple:
@@ -223,7 +223,7 @@ def gather(src: Array, src_offset: int, out_shape, base_strides, idx: Index, idx
     """out[c] = src[src_offset + sum(c * base_strides) + index(c) * axis_stride] over out_shape."""
     out_shape = tuple(out_shape)
     n = math.prod(out_shape)
-    if n and (src.buffer.big or idx.big or windows.holds_big(n)):
+    if n and (src.buffer.big or idx.big or windows.is_big(4 * n)):
         return gather_in_windows(src, src_offset, out_shape, base_strides, idx, idx_strides, axis_stride, idx.name)
     plan = None
     if n:
@@ -260,7 +260,7 @@ def gather_in_windows(src: Array, src_offset: int, out_shape, base_strides, idx:
     count = math.prod(out_shape)
     check_fits(count, name, f"the result of {count} elements")  # before planning its boxes
     limit = windows.chunk_words()
-    out_big = windows.holds_big(count)
+    out_big = windows.is_big(4 * count)
     src_big = src.buffer.big
     idx_big = idx is not None and idx.big
     if idx_big and idx.checked:

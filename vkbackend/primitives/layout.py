@@ -74,7 +74,7 @@ def launch_copy(plan_vec4: tuple, dst_buffer, src_buffer) -> None:
 def copy_view(a: Array, shape, strides, offset: int, name: str) -> Array:
     """strided_copy unchecked: for internal callers whose view of a's buffer is right by
     construction (it may reach beyond a's own elements, as getitem's views of a parent do)."""
-    if math.prod(shape) and (a.buffer.big or windows.holds_big(dtypes.words(math.prod(shape), a.dtype))):
+    if math.prod(shape) and (a.buffer.big or windows.is_big(4 * dtypes.words(math.prod(shape), a.dtype))):
         return gather_in_windows(a, offset, tuple(shape), list(strides), None, [0] * len(shape), 0, name)
     plan = plan_copy(shape, 0, contiguous_strides(shape), offset, strides, a.dtype, a.dtype, name)
     out = Array.empty(shape, a.dtype)
@@ -153,7 +153,7 @@ def _tiled_in_windows(a: Array, batch: int, rows: int, cols: int, out_shape) -> 
     plane = rows * cols
     src, dst = [plane, cols, 1], [plane, 1, rows]
     limit = windows.chunk_words()
-    big_out = windows.holds_big(a.size)
+    big_out = windows.is_big(4 * a.size)
     reaches = [windows.Reach(src, limit if a.buffer.big else None), windows.Reach(dst, limit if big_out else None)]
     ext = windows.box_shape([batch, rows, cols], reaches, align=[1, _TILE, _TILE])
     plans = []
@@ -186,7 +186,7 @@ def _permute(a: Array, perm: list, name: str) -> Array:
         return Array.empty(out_shape, a.dtype)
     k = len(mperm) - 2
     if mperm == list(range(k)) + [k + 1, k] and min(merged[k], merged[k + 1]) >= _MIN_TILED_EDGE:
-        if a.buffer.big or windows.holds_big(a.size):
+        if a.buffer.big or windows.is_big(4 * a.size):
             return _tiled_in_windows(a, math.prod(merged[:k]), merged[k], merged[k + 1], out_shape)
         plan = _plan_tiled_transpose(math.prod(merged[:k]), merged[k], merged[k + 1], a.offset)
         out = Array.empty(out_shape, a.dtype)

@@ -51,6 +51,8 @@ def piece_words(range_bytes: int | None = None) -> int:
 
 
 def is_big(nbytes: int) -> bool:
+    """Whether `nbytes` of data get a big buffer (the pool never rounds a bindable size past the
+    bind range)."""
     return nbytes > runtime.get().device.max_storage_buffer_range
 
 
@@ -66,12 +68,6 @@ def window(first: int, count: int) -> tuple:
     align = align_words()
     start = first - first % align
     return (start, first - start + count), first - start
-
-
-def holds_big(words: int) -> bool:
-    """Whether an array of `words` words gets a big buffer (the pool rounds its size up to a
-    class, but never past what a shader binds when the words themselves fit): is_big's answer."""
-    return is_big(words * 4)
 
 
 def bounds(shape, strides, offset: int) -> tuple:
