@@ -22,6 +22,7 @@ from .primitives.setitem import inplace, setitem
 
 # What the binary operators take as the other operand; anything else gets NotImplemented.
 _OPERANDS = (Array, numbers.Number, np.ndarray, np.generic, list, tuple)
+_COMMON = frozenset((Array, float, int))  # checked by type first: isinstance on an ABC is slow
 
 
 def _method(name: str, fn):
@@ -130,7 +131,7 @@ def _binary(dunder: str, fn, reflected: bool = False):
     takes_none = fn in (elementwise.equal, elementwise.not_equal)  # numpy: elementwise, nothing equals None
 
     def method(self, other):
-        if not isinstance(other, _OPERANDS) and not (takes_none and other is None):
+        if type(other) not in _COMMON and not isinstance(other, _OPERANDS) and not (takes_none and other is None):
             return NotImplemented
         return fn(other, self) if reflected else fn(self, other)
     return _method(dunder, method)

@@ -181,3 +181,45 @@ def test_eager_submits_follow_the_environment():
         out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, VKBACKEND_EAGER_US=value),
                              capture_output=True, text=True, check=True, timeout=120).stdout.split()
         assert out == want, (value, out)
+
+
+def test_a_chunk_starts_with_a_barrier_only_after_an_unbarriered_dispatch(rng, whole_submits, monkeypatch):
+    """A global barrier's second scope is every later command in submission order, later submits
+    included: a chunk whose predecessor ended with one records no barrier ahead of its first
+    operation; after a dispatch recorded with barrier=False it does (and results stay right)."""
+    st = runtime.get().stream
+    first = []  # per chunk: what was recorded first
+
+    class Spy:
+        def __init__(self, seq):
+            self.seq, self.fresh = seq, True
+
+        def __getattr__(self, name):
+            attr = getattr(self.seq, name)
+            if name.startswith("record"):
+                def record(*args, **kwargs):
+                    if self.fresh:
+                        first.append("barrier" if name == "record" and args[0] is st._barrier else name)
+                        self.fresh = False
+                    return attr(*args, **kwargs)
+                return record
+            if name == "clear":
+                self.fresh = True
+            return attr
+
+    vk.synchronize()
+    monkeypatch.setattr(st, "_seqs", [Spy(s) for s in st._seqs])
+    x = rng.standard_normal(1000).astype(np.float32)
+    a = vk.asarray(x)
+    vk.synchronize()
+    first.clear()
+    b = a * 2.0
+    st.flush()  # the chunk ended with b's barrier
+    c = b + 1.0
+    np.testing.assert_allclose(c.numpy(), x * 2 + 1, rtol=1e-6)
+    assert len(first) == 2 and "barrier" not in first  # (fills first where tests poison new buffers)
+    first.clear()
+    st._ordered = False  # as after a dispatch recorded with barrier=False (QR's look-ahead panel)
+    d = c - 3.0
+    np.testing.assert_allclose(d.numpy(), x * 2 - 2, rtol=1e-6, atol=1e-6)
+    assert first == ["barrier"]

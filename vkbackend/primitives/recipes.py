@@ -126,13 +126,12 @@ class Recipe:
         self.fixed = fixed      # persistent storages the steps bind
 
     def replay(self, rt, inputs: list, arrays: list):
+        """Allocate the op's buffers and record its steps: under the runtime's lock, with no
+        capture running (op checked both)."""
         storages = inputs + [Storage(w) for w in self.words]
         if self.fixed:
             storages += self.fixed
-        tensors = [s.buffer.tensor for s in storages]
-        dispatch = rt.stream.dispatch
-        for pipe, roles, push, groups, barrier in self.steps:
-            dispatch(pipe, [tensors[r] for r in roles], push, groups, barrier)
+        rt.stream.record_steps(self.steps, [s.buffer.tensor for s in storages])
         result = self.result
         if result[0] == "array":  # the common case, inline
             return Array(storages[result[1]], result[2], result[3], result[4])

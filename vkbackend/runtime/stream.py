@@ -38,6 +38,10 @@ class Stream:
         self._epochs = [0, 0]   # the submit number each sequence last carried
         self._cur = 0
         self._ops = 0           # operations recorded in the current sequence
+        # The last operation recorded was followed by a global barrier. Its second scope is every
+        # later command in submission order, later submits included, so a new chunk needs no
+        # barrier of its own ahead of its first operation.
+        self._ordered = True
         self._barrier = kp.OpGlobalBarrier()
         self._host_barrier = kp.OpHostReadBarrier()
         self._host_epoch = 0    # the newest submit that ended with the host barrier
@@ -70,9 +74,10 @@ class Stream:
               and self._idle()):
             self.flush(eager=True)
         seq = self._seqs[self._cur]
-        if self._ops == 0:
-            # Orders this chunk after whatever earlier submits wrote (barriers reach across submits).
+        if self._ops == 0 and not self._ordered:
+            # Orders this chunk after what an unbarriered last dispatch of the previous one wrote.
             seq.record(self._barrier)
+            self._ordered = True
         self._ops += 1
         return seq
 
@@ -82,6 +87,7 @@ class Stream:
         seq.record(op)
         if barrier:
             seq.record(self._barrier)
+            self._ordered = True
 
     def dispatch(self, pipeline, tensors, push: bytes, groups, barrier: bool = True, windows=None) -> None:
         """Record a dispatch of `pipeline` over `tensors`, one native call; `barrier=False` lets
@@ -98,14 +104,26 @@ class Stream:
                     self.capture.dispatch(pipeline, tensors, push, groups, barrier)
                 self._begin_op().record_dispatch(pipeline, tensors, push, groups[0], groups[1], groups[2],
                                                  barrier)
+            self._ordered = barrier
             self.stats["dispatches"] += 1
+
+    def record_steps(self, steps, tensors: list) -> None:
+        """Record a replayed recipe's dispatches (primitives/recipes.py), with no capture running:
+        each step is (pipeline, roles, push, groups, barrier), its roles indexing `tensors`."""
+        with self.lock:
+            for pipeline, roles, push, groups, barrier in steps:
+                self._begin_op().record_dispatch(pipeline, [tensors[r] for r in roles], push, groups[0], groups[1],
+                                                 groups[2], barrier)
+                self._ordered = barrier
+            self.stats["dispatches"] += len(steps)
 
     @locked
     def fill(self, buf, word: int) -> None:
         """Record a fill of the whole buffer with one 32-bit word (a transfer, no shader)."""
         if self.capture is not None:
             self.capture.fill(buf.tensor, word)
-        self._begin_op().record_fill(buf.tensor, word)
+        self._begin_op().record_fill(buf.tensor, word)  # fills, updates and copies end with a barrier
+        self._ordered = True
         self.stats["fills"] += 1
 
     @locked
@@ -117,6 +135,7 @@ class Stream:
             self.capture.other()
         if len(words) * WORD <= UPDATE_BYTES:
             self._begin_op().record_update(buf.tensor, words.tobytes())
+            self._ordered = True
         else:
             area = self._area
             for pos in range(0, len(words), area.limit):
@@ -124,6 +143,7 @@ class Stream:
                 off = self._stage(len(piece))
                 area.host[off:off + len(piece)] = piece
                 self._begin_op().record_copy(area.tensor, buf.tensor, off * WORD, pos * WORD, len(piece) * WORD)
+                self._ordered = True
                 area.epoch = self.next_epoch
         self.stats["uploads"] += 1
 
@@ -164,6 +184,7 @@ class Stream:
             off = self._stage(n)
             self._begin_op(eager=False).record_copy(buf.tensor, area.tensor, (first + pos) * WORD, off * WORD,
                                                     n * WORD)
+            self._ordered = True
             area.epoch = self.next_epoch
             self.stats["downloads"] += 1
             self.synchronize(host=True)
@@ -256,6 +277,9 @@ class Stream:
         if not self._ops:
             return []
         self._await_other()
+        if not self._ordered:  # each eval after the previous one's writes
+            self._seqs[self._cur].record(self._barrier)
+            self._ordered = True
         self._seqs[self._cur].record(self._host_barrier)  # once: each eval submits the same commands
         took = []
         for i in range(times):
