@@ -19,6 +19,10 @@
 // @variants OP_GATHER WINDOWED MODE_WRAP|MODE_CLIP RANK=1 IDX_SIGNED
 // @variants OP_GATHER WINDOWED CHECK RANK=2 IDX_SIGNED
 // @variants OP_GATHER WINDOWED NO_INDEX RANK=1|2|3
+// @variants OP_CLAIM|OP_SCATTER WINDOWED RANK=1|2 ?IDX_SIGNED
+// @variants OP_SCATTER LAST_WINS WINDOWED RANK=1|2 ?IDX_SIGNED
+// @variants OP_SCATTER WINDOWED NO_INDEX RANK=1|2|3
+// @variants OP_SCATTER_ADD T=float T_IS_FLOAT WINDOWED RANK=1|2 IDX_SIGNED
 // Indexed copies along one axis: take, take_along_axis, put, put_along_axis, scatter_add, fancy
 // getitem.
 //
@@ -53,13 +57,21 @@
 //   (exact: a buffer holds fewer than 2**32 words) and an element whose position falls outside
 //   [0, B_COUNT) is left to another dispatch (each element is written by exactly one). Indices
 //   are normalized in unsigned arithmetic, exact for axes of up to 2**32 - 1.
-// NO_INDEX (with WINDOWED): no index operand (I is a dummy binding): a strided copy D = B.
+//   The scatters (OP_CLAIM, OP_SCATTER, OP_SCATTER_ADD) take WINDOWED the same way: B's part
+//   holds the destination positions [0, B_COUNT) of this dispatch, and an element whose position
+//   falls outside it is skipped (another dispatch writes it). W (the claim words) is addressed
+//   W_AT + rel, and the claim number is the element's C-order rank in the whole iteration space,
+//   R_OFF + sum(c_d * sR_d) (a dispatch covers a box of it), so that the last write wins across
+//   dispatches too.
+// NO_INDEX (with WINDOWED): no index operand (I is a dummy binding): a strided copy D = B (or,
+//   OP_SCATTER, B = D).
 // Defines: OP_*, RANK (>= 1), IDX_SIGNED (int32 indices), T (scatter-add element type), MODE_*,
 //   CHECK, WINDOWED, NO_INDEX.
 // Bindings: 0 D, 1 I, 2 B, 3 W (claim words or the ordered output; a dummy otherwise), 4 F (CHECK).
 // Push words: n, axis_len, axis_stride (ORDERED: M, the contributions per fiber), off_D, off_I,
 //   off_B, shape[RANK], sD[RANK], sI[RANK], sB[RANK]; ORDERED adds off_W, I axis stride,
-//   D axis stride, the collapsed dim that is the axis; WINDOWED adds B_AT, B_COUNT.
+//   D axis stride, the collapsed dim that is the axis; WINDOWED adds B_AT, B_COUNT (scatters:
+//   then W_AT, R_OFF, sR[RANK]).
 #if !defined(OP_GATHER) && !defined(OP_CLAIM) && !defined(OP_SCATTER) && !defined(OP_SCATTER_ADD) \
     && !defined(OP_SCATTER_ADD_ORDERED) && !defined(OP_FLAG_VALUE)
 #define OP_GATHER 1  // the default makes the file compile on its own
@@ -69,8 +81,10 @@
 #endif
 #ifdef OP_SCATTER_ADD_ORDERED
 #define EXTRA 4
-#elif defined(WINDOWED)
+#elif defined(WINDOWED) && defined(OP_GATHER)
 #define EXTRA 2
+#elif defined(WINDOWED)
+#define EXTRA (4 + RANK)
 #else
 #define EXTRA 0
 #endif
@@ -115,6 +129,19 @@ void positions(uint i, int axis_dim, out int pd, out int pi, out int pb, out uin
         pb += int(c) * stride(2u, k);
     }
 }
+
+#if defined(WINDOWED) && !defined(OP_GATHER)
+// The C-order rank of iteration element i (of this dispatch's box) in the whole iteration space.
+uint claim_rank(uint i) {
+    uint r = p.w[EXTRA_AT + 3];
+    [[unroll]] for (int k = RANK - 1; k >= 0; --k) {
+        uint extent = p.w[HEAD + k];
+        r += (i % extent) * p.w[EXTRA_AT + 4 + k];
+        i /= extent;
+    }
+    return r;
+}
+#endif
 
 // The index at I[pos] as a position in [0, n); ok = false where numpy's mode='raise' would raise.
 uint normalize_index(int pos, uint n, out bool ok) {
@@ -217,6 +244,21 @@ void main() {
         if (rel < p.w[EXTRA_AT + 1]) d_[pd] = b_[rel + p.w[EXTRA_AT]];
 #elif defined(OP_GATHER)
         d_[pd] = b_[pb];
+#elif defined(WINDOWED)
+        uint rel = uint(pb);  // relative to B's part, modulo 2**32: past it when outside
+        ok = ok && rel < p.w[EXTRA_AT + 1];
+#if defined(OP_CLAIM)
+        if (ok) atomicMax(w_[p.w[EXTRA_AT + 2] + rel], claim_rank(i) + 1u);
+#elif defined(OP_SCATTER)
+#ifdef LAST_WINS
+        ok = ok && w_[p.w[EXTRA_AT + 2] + rel] == claim_rank(i) + 1u;
+#endif
+        if (ok) b_[p.w[EXTRA_AT] + rel] = d_[pd];
+#elif defined(OP_SCATTER_ADD)
+        if (ok) atomic_add_bits(p.w[EXTRA_AT] + rel, load_t(d_[pd]));
+#else
+#error "WINDOWED: gathers and scatters only"
+#endif
 #elif defined(OP_CLAIM)
         if (ok) atomicMax(w_[pb - int(p.w[5])], i + 1u);
 #elif defined(OP_SCATTER)

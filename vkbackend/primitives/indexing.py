@@ -179,24 +179,29 @@ def zero_at(strides, axis: int) -> list:
 
 def plan_indexed(op: str, shape, direct: Walk, index: Walk, base: Walk, axis_stride: int, idx: Index | None,
                  defines=None, ordered=None, per_trip: int = 1, check: bool = True, window=None,
-                 name: str | None = None) -> Plan:
+                 name: str | None = None, rank: Walk | None = None) -> Plan:
     """Plan a gather_scatter.comp dispatch over `shape` (see the shader for the operands).
     axis_stride: word 2 (ORDERED: the contributions per fiber). ordered: (axis dim in shape,
     off_W, I axis stride, D axis stride) for OP_SCATTER_ADD_ORDERED; a marker operand keeps that
     dim from merging so the kernel can read its coordinate. per_trip: counted loop iterations of
     one element, its grid-stride trip included. check: this pass checks checked indices (a
     scatter's claim pass leaves it to the write pass). window: (B_AT, B_COUNT) of a WINDOWED
-    gather (gather_in_windows), where idx None is its strided copy (NO_INDEX)."""
+    gather (gather_in_windows), where idx None is its strided copy (NO_INDEX); of a WINDOWED
+    scatter (scatter.py), (B_AT, B_COUNT, W_AT) and `rank`: the walk of each element's C-order
+    rank in the whole iteration space (its claim number)."""
     lists = [direct.strides, index.strides, base.strides]
     if ordered is not None:
         lists.append([int(d == ordered[0]) for d in range(len(shape))])
+    if rank is not None:
+        lists.append(rank.strides)
     cshape, cstrides = collapsed(shape, lists)
+    rank_strides = cstrides.pop() if rank is not None else []
     extra = []
     if ordered is not None:
         marker = cstrides.pop()
         extra = list(ordered[1:]) + [marker.index(1) if 1 in marker else -1]
     if window is not None:
-        extra = list(window)
+        extra = list(window) + ([rank.offset] + rank_strides if rank is not None else [])
     rank = len(cshape)
     words = [math.prod(shape), 1 if idx is None else idx.axis_len, axis_stride, direct.offset, index.offset,
              base.offset]

@@ -2,6 +2,13 @@
 on shaders/primitives/gather_scatter.comp. Index operands, out-of-range device indices and the
 checked mode are as for the gathers (indexing.py, index_check.py): device indices out of range
 are dropped, or reported at the next sync in the checked mode.
+
+Scatters whose destination, values or indices lie in buffers larger than a shader may bind go in
+windows (windows.py, scatter_in_windows): the iteration space in boxes that each big values or
+index buffer sees through one window, and each box once per part of the destination it may reach
+(at most a window each), every dispatch writing only the elements whose position falls in its
+part (a masked scatter, the gathers' masked dispatch turned around). The last write still wins
+among duplicates: the claim pass numbers each element by its rank in the whole iteration space.
 """
 from __future__ import annotations
 
@@ -13,14 +20,15 @@ import numpy as np
 
 from .. import dtypes, runtime
 from ..array import Array
+from . import windows
 from .axes import normalize_axis
 from .creation import asarray, zeros
-from .elementwise import broadcast_strides
-from .indexing import (Index, Walk, along_axis_args, along_axis_walks, check_mode, index_operand, plan_indexed,
-                       take, zero_at)
+from .elementwise import broadcast_strides, copy_into
+from .indexing import (Index, Walk, _bound, along_axis_args, along_axis_walks, check_mode, index_operand,
+                       plan_indexed, take, zero_at)
 from .launch import budget_chunks
 from .layout import launch_copy, plan_full_copy
-from .operands import HOST_DATA, WG, Plan, contiguous_strides, operand
+from .operands import HOST_DATA, WG, Plan, collapsed, contiguous_strides, operand
 
 __all__ = ["put", "put_along_axis", "scatter_add"]
 
@@ -40,6 +48,16 @@ class _Values:
     def offset(self) -> int:
         # Uploads and converted copies are fresh arrays, at offset 0.
         return self.array.offset if self.array is not None and self.array.dtype == self.dtype else 0
+
+    @property
+    def big(self) -> bool:
+        """Whether the values lie (will lie, uploaded or converted) in a buffer larger than a
+        shader may bind."""
+        if self.array is None:
+            return windows.is_big(4 * self.host.size)
+        if self.array.dtype != self.dtype:
+            return windows.is_big(4 * self.array.size)
+        return self.array.buffer.big
 
     def device(self) -> Array:
         if self.array is None:
@@ -96,6 +114,9 @@ def _assign(arr: Array, shape, vals: _Values, direct: Walk, index: Walk, base: W
     write in C order of the iteration wins (what numpy does in practice), through a claim pass
     (atomicMax of the iteration number over an arr-sized temporary) before the write pass;
     unique_indices=True promises none and skips it."""
+    if arr.buffer.big or vals.big or idx.big:
+        return scatter_in_windows(arr, shape, vals, direct, index, base, axis_stride, idx,
+                                  "SCATTER", claim=not unique_indices)
     plan_args = (shape, direct, index, base, axis_stride, idx)
     write = plan_indexed("SCATTER", *plan_args, defines=None if unique_indices else {"LAST_WINS": 1})
     claim = None if unique_indices else plan_indexed("CLAIM", *plan_args, check=False)
@@ -155,6 +176,94 @@ def put(a, ind, v, mode="raise", *, unique_indices: bool = False, check_indices=
     return None
 
 
+# -- in windows ------------------------------------------------------------------------------
+
+def check_windowed(dtype, name: str) -> None:
+    if dtype == dtypes.float16:
+        raise ValueError(f"{name}: arrays larger than maxStorageBufferRange work in windows of 32-bit "
+                         "words; float16 packs two in one")
+
+
+def plan_in_windows(op: str, shape, direct: Walk, index: Walk, base: Walk, axis_stride: int, idx: Index | None,
+                    d_big: bool, b_big: bool, name: str, defines=None, claim: bool = False,
+                    per_trip: int = 1) -> tuple:
+    """Plan a scatter `op` (gather_scatter.comp, WINDOWED) where the values (d_big), indices or
+    destination (b_big) lie in buffers larger than a shader may bind; idx None: the strided copy
+    B = D (NO_INDEX). claim: a LAST_WINS write after a claim pass. Returns (passes, claims):
+    passes, a list per pass of (plan, windows of D, I, B and W); claims, None or (first position,
+    words) of the destination the claim words cover (W's word k is position first + k)."""
+    i_big = idx is not None and idx.big
+    if i_big and idx.checked:
+        raise ValueError(f"{name}: the checked mode of device indices (check_indices, VKBACKEND_CHECK_INDICES) "
+                         "does not work with an index array larger than maxStorageBufferRange; "
+                         "pass check_indices=False")
+    limit = windows.chunk_words()
+    cshape, (sd, si, sb, sr) = collapsed(shape, [direct.strides, index.strides, base.strides,
+                                                 contiguous_strides(shape)])
+    lo, hi = idx.reach() if idx is not None else (0, 0)
+    a_lo, a_hi = sorted((lo * axis_stride, hi * axis_stride))
+    b_lo, b_hi = windows.bounds(cshape, sb, base.offset)
+    claims = (b_lo + a_lo, b_hi + a_hi - b_lo - a_lo + 1) if claim else None
+    w_big = claim and windows.is_big(4 * claims[1])
+    # The destination is not among the reaches: each box is written once per part of it.
+    ext = windows.box_shape(cshape, [windows.Reach(sd, limit if d_big else None),
+                                     windows.Reach(si, limit if i_big else None)])
+    passes = [[] for _ in range(2 if claim else 1)]
+    steps = [("CLAIM", {}, False), (op, {"LAST_WINS": 1}, True)] if claim else [(op, {}, True)]
+    for corner, box in windows.boxes(cshape, ext, name):
+        def at(strides, offset: int) -> int:
+            return offset + sum(c * s for c, s in zip(corner, strides))
+        d_off, d_win = _bound(d_big, box, sd, at(sd, direct.offset))
+        i_off, i_win = _bound(i_big, box, si, at(si, index.offset))
+        b_off = at(sb, base.offset)
+        rank = Walk(at(sr, 0), sr)  # claim numbers: ranks in the whole iteration space
+        lo_b, hi_b = windows.bounds(box, sb, b_off)
+        lo_b, hi_b = lo_b + a_lo, hi_b + a_hi
+        parts = windows.pieces(lo_b, hi_b) if b_big else [(lo_b, hi_b - lo_b + 1)]
+        for first, count in parts:
+            b_win, b_at = windows.window(first, count) if b_big else (None, first)
+            w_win, w_at = b_win, 0  # W: a dummy, B's binding, unless there are claims
+            if claim:
+                w_win, w_at = (windows.window(first - claims[0], count) if w_big
+                               else (None, first - claims[0]))
+            wins = [d_win, d_win if idx is None else i_win, b_win, w_win]
+            for k, (o, extra, check) in enumerate(steps):
+                plan = plan_indexed(o, box, Walk(d_off, sd), Walk(i_off, si), Walk(b_off - first, sb), axis_stride,
+                                    idx, {**(defines or {}), **extra}, check=check,
+                                    window=(b_at, count, w_at), rank=rank, name=name, per_trip=per_trip)
+                passes[k].append((plan, wins))
+    return passes, claims
+
+
+def launch_in_windows(passes, claims, values: Array, dest: Array, idx: Index | None) -> None:
+    """Launch plan_in_windows' passes: values are D, dest is B; the claim words are made here."""
+    w = None
+    if claims is not None:
+        w = Array.empty((claims[1],), dtypes.uint32)
+        runtime.get().stream.fill(w.buffer, 0)
+    for plans in passes:
+        for plan, wins in plans:
+            third = dest.buffer if w is None else w.buffer
+            if idx is None:
+                windows.launch(plan, [values.buffer, values.buffer, dest.buffer, third], wins)
+            else:
+                idx.launch(plan, values.buffer, dest.buffer, third, wins)
+    if idx is not None:
+        idx.done()
+
+
+def scatter_in_windows(arr: Array, shape, vals: _Values, direct: Walk, index: Walk, base: Walk,
+                       axis_stride: int, idx: Index | None, op: str, claim: bool = False, defines=None,
+                       name: str | None = None) -> None:
+    """_assign (or a scatter-add, op) in windows: planned, and refused with ValueError, before
+    any GPU work."""
+    name = name or idx.name
+    check_windowed(arr.dtype, name)
+    passes, claims = plan_in_windows(op, shape, direct, index, base, axis_stride, idx, vals.big,
+                                     arr.buffer.big, name, defines, claim)
+    launch_in_windows(passes, claims, vals.device(), arr, idx)
+
+
 # -- scatter_add -----------------------------------------------------------------------------
 
 def _scatter_add_values(values, a: Array, idx_shape, name: str) -> tuple:
@@ -195,6 +304,12 @@ def scatter_add(a, indices, values, axis=0, *, deterministic: bool = False, chec
         if d != axis and i > e:
             raise ValueError(f"{name}: `indices` is larger than `a` along dimension {d} ({i} > {e})")
     vals, direct = _scatter_add_values(values, a, idx.shape, name)
+    if a.buffer.big or vals.big or idx.big:
+        if a.dtype == dtypes.float32 and deterministic:
+            raise ValueError(f"{name}: deterministic=True does not work with arrays larger than "
+                             "maxStorageBufferRange; pass deterministic=False (atomic adds: the float32 "
+                             "rounding then depends on the order)")
+        return _scatter_add_in_windows(a, idx, vals, direct, axis)
     if a.dtype == dtypes.float32 and deterministic:
         return _scatter_add_ordered(a, idx, vals, direct, axis)
     return _scatter_add_atomic(a, idx, vals, direct, axis)
@@ -217,6 +332,29 @@ def _scatter_add_atomic(a: Array, idx: Index, vals: _Values, direct: Walk, axis:
     if add is not None:
         idx.launch(add, vals.device().buffer, out.buffer, out.buffer)
         idx.done()
+    return out
+
+
+def _scatter_add_in_windows(a: Array, idx: Index, vals: _Values, direct: Walk, axis: int) -> Array:
+    """_scatter_add_atomic where a, the values or the indices are past the bind range: the copy
+    of a and the adds in windows (planned before any GPU work)."""
+    name = idx.name
+    check_windowed(a.dtype, name)
+    shape = idx.shape
+    strides = contiguous_strides(a.shape)
+    t = dtypes.GLSL[a.dtype]
+    defines = {"T": t, **({"T_IS_FLOAT": 1} if t == "float" else {})}
+    passes = None
+    if math.prod(shape):
+        passes, _ = plan_in_windows("SCATTER_ADD", shape, direct, Walk(idx.offset, contiguous_strides(shape)),
+                                    Walk(0, zero_at(strides, axis)), strides[axis], idx, vals.big,
+                                    windows.is_big(4 * a.size), name, defines,
+                                    per_trip=_cas_trip() if t == "float" else 1)
+    out = Array.empty(a.shape, a.dtype)
+    if a.size:
+        copy_into(a, out)
+    if passes is not None:
+        launch_in_windows(passes, None, vals.device(), out, idx)
     return out
 
 

@@ -12,6 +12,11 @@ together, with ints, slices, None and '...' around them (a scatter over the sele
 gathers: duplicates, the last wins). Values with one element per True of a mask, and masks mixed
 with integer arrays, raise IndexError.
 
+Destinations and values larger than a shader may bind (past maxStorageBufferRange) are written
+in windows (windows.py): views by the indexed kernel's strided scatter (scatter.py,
+plan_in_windows), plain fills chunk by chunk, masks by where() and a windowed copy back (a mask
+or value that broadcasts is expanded to a's shape first), integer arrays as put_along_axis.
+
 In-place operators compute the out-of-place result and copy it into a's buffer (one extra copy;
 the elementwise kernels write only fresh arrays). As numpy, the result must keep a's shape and
 cast to a's dtype under 'same_kind' (int32 += float32 raises TypeError): both checked before any
@@ -24,15 +29,17 @@ import numbers
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, runtime
 from ..array import Array
+from . import windows
 from .creation import _bits, _fill, asarray
-from .elementwise import astype, where
+from .elementwise import astype, broadcast_strides, copy_into, where
 from .getitem import _basic_view, _expand_ellipsis, _key_kind, advanced_selection
 from .indexing import Walk
-from .layout import launch_copy, plan_copy
-from .operands import HOST_DATA, collapsed, contiguous_strides
-from .scatter import _assign, _Values
+from .launch import grid_groups
+from .layout import copy_view, launch_copy, plan_copy
+from .operands import HOST_DATA, WG, collapsed, contiguous_strides
+from .scatter import _assign, _Values, check_windowed, launch_in_windows, plan_in_windows
 
 _SCALARS = (numbers.Number, np.generic)
 
@@ -101,6 +108,8 @@ def setitem(a: Array, key, value) -> None:
     src_strides = _broadcast_walk(val.shape, shape, name)
     if not math.prod(shape):
         return None
+    if a.buffer.big or windows.is_big(4 * val.size) or (isinstance(val, Array) and val.buffer.big):
+        return _set_view_in_windows(a, view, shape, val, src_strides, name)
     if isinstance(val, np.ndarray) and val.ndim == 0:
         cshape, (cdst,) = collapsed(shape, [view.strides])
         if len(cshape) == 1 and cdst == [1]:  # contiguous: a plain fill of a's words
@@ -122,6 +131,42 @@ def setitem(a: Array, key, value) -> None:
         val = asarray(val, a.dtype)
     launch_copy(plan, a.buffer, val.buffer)
     return None
+
+
+def _set_view_in_windows(a: Array, view, shape: tuple, val, src_strides, name: str) -> None:
+    """The basic assignment where a or the value lies in a buffer larger than a shader may bind:
+    a contiguous view filled chunk by chunk with a scalar, any other by the strided scatter in
+    windows (the value converted to a's dtype, or copied where it shares a's buffer, first).
+    Planned, and refused with ValueError, before any GPU work."""
+    check_windowed(a.dtype, name)
+    n = math.prod(shape)
+    cshape, (cdst,) = collapsed(shape, [view.strides])
+    if isinstance(val, np.ndarray) and val.ndim == 0 and len(cshape) == 1 and cdst == [1]:
+        _fill_in_windows(a.buffer, view.offset, n, _bits(val, a.dtype))
+        return None
+    fresh = not isinstance(val, Array) or val.dtype != a.dtype or val._storage is a._storage
+    d_off = 0 if fresh else val.offset
+    d_big = windows.is_big(4 * val.size) if fresh else val.buffer.big
+    passes, _ = plan_in_windows("SCATTER", shape, Walk(d_off, src_strides), Walk(0, [0] * len(shape)),
+                                Walk(view.offset, list(view.strides)), 0, None, d_big, a.buffer.big, name)
+    if not isinstance(val, Array):
+        val = asarray(val, a.dtype)
+    elif val.dtype != a.dtype:
+        val = astype(val, a.dtype)  # into bool: x != 0, as numpy
+    elif val._storage is a._storage:
+        val = val.copy()  # it may overlap what is written: read it from a copy
+    launch_in_windows(passes, None, val, a, None)
+    return None
+
+
+def _fill_in_windows(buffer, offset: int, n: int, word: int) -> None:
+    """words [offset, offset + n) of a buffer = word, one window of it per dispatch."""
+    step = windows.chunk_words()
+    kernel = runtime.get().kernel("primitives/fill.comp", {"T": "uint"}, WG)
+    for start in range(0, n, step):
+        count = min(step, n - start)
+        win, at = windows.bind(buffer, offset + start, count)
+        kernel([buffer], (count, at, word, 0), (grid_groups(count, WG),), windows=[win])
 
 
 def _trailing_full(key, kinds, start: int) -> bool:
@@ -154,6 +199,9 @@ def _set_masked(a: Array, key, kinds, value, name: str) -> None:
     _broadcast_walk(vshape, rest, name)
     if not a.size:
         return None
+    big = a.buffer.big or windows.is_big(4 * a.size)
+    if big:
+        check_windowed(a.dtype, name)
     m = mask if isinstance(mask, Array) else asarray(np.asarray(mask))
     m = m.reshape(mshape + (1,) * len(rest))
     if isinstance(val, Array):
@@ -162,8 +210,18 @@ def _set_masked(a: Array, key, kinds, value, name: str) -> None:
         v = val.reshape(()) if val.ndim == 0 else asarray(val.reshape(vshape), a.dtype)
         if isinstance(v, np.ndarray):
             v = v[()]  # a numpy scalar of a's dtype: where keeps a's dtype
+    if big:  # where() in windows takes operands of a's size or one element: expand the others
+        m, v = (_expanded(x, a.shape, name) for x in (m, v))
     _write_back(a, where(m, v, a), name)
     return None
+
+
+def _expanded(x, shape: tuple, name: str):
+    """x (a vk.Array, or a scalar kept as it is) broadcast to `shape` by a copy, unless it has one
+    element or already that many."""
+    if not isinstance(x, Array) or x.size in (1, math.prod(shape)):
+        return x
+    return copy_view(x, shape, broadcast_strides(x.shape, shape), x.offset, name)
 
 
 def _set_indexed(a: Array, key, kinds, value, name: str) -> None:
@@ -200,6 +258,10 @@ def _set_indexed(a: Array, key, kinds, value, name: str) -> None:
 def _write_back(a: Array, result: Array, name: str) -> None:
     """Copy `result` (a's shape, a fresh array) into a's own elements."""
     if not a.size:
+        return None
+    if a.buffer.big or result.buffer.big:
+        check_windowed(a.dtype, name)
+        copy_into(result, a)
         return None
     strides = contiguous_strides(a.shape)
     plan = plan_copy(a.shape, a.offset, strides, result.offset, strides, a.dtype, result.dtype, name)

@@ -7,6 +7,7 @@ of minStorageBufferOffsetAlignment and holds the chunk. Elementwise operations, 
 reductions and flat inclusive scans do so (elementwise.py, reduce.py, scan.py); gathers (take,
 integer-array indexing), transposes and copies of strided views in boxes (box_shape: a part of
 the iteration space that every big operand sees through one window; indexing.py, layout.py);
+scatters and assignments (masked dispatches per part of the destination: scatter.py, setitem.py);
 everything else refuses such arrays (Kernel).
 
 Positions stay 32-bit: a buffer holds at most 2**32 - 1 words (maxBufferSize as the pool caps
