@@ -14,6 +14,7 @@ import vkbackend as vk
 from vkbackend.primitives import windows
 
 from tests.conftest import no_gpu_work
+from tests.primitives.test_windows_gather import _seams
 
 
 @pytest.fixture(scope="module")
@@ -34,15 +35,6 @@ def pair(n, rng):
     x = vk.asarray(h)
     assert x.buffer.big
     return x, h
-
-
-def _seams(n: int) -> np.ndarray:
-    """Positions on both sides of every window and piece boundary of [0, n), and the ends."""
-    cuts = [windows.chunk_words() * k for k in range(1, n // windows.chunk_words() + 1)]
-    cuts += [first for first, _ in windows.pieces(0, n - 1)]
-    near = [np.arange(c - 2, c + 2) for c in cuts] + [np.arange(3), np.arange(n - 3, n)]
-    s = np.concatenate(near)
-    return np.unique(s[(s >= 0) & (s < n)])
 
 
 def _indices(n: int, rng, extra: int = 2000) -> np.ndarray:

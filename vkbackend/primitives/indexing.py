@@ -241,16 +241,6 @@ def gather(src: Array, src_offset: int, out_shape, base_strides, idx: Index, idx
     return out
 
 
-def _bound(big: bool, box, strides, offset: int) -> tuple:
-    """(offset in what is bound, window or None) of an operand's walk of a box: a window of the
-    words it reaches where its buffer is big, else the buffer whole."""
-    if not big:
-        return offset, None
-    lo, hi = windows.bounds(box, strides, offset)
-    win, _ = windows.window(lo, hi - lo + 1)
-    return offset - win[0], win
-
-
 def gather_in_windows(src: Array, src_offset: int, out_shape, base_strides, idx: Index | None, idx_strides,
                       axis_stride: int, name: str) -> Array:
     """gather where the source, the indices or the result lie in buffers larger than a shader may
@@ -282,8 +272,8 @@ def gather_in_windows(src: Array, src_offset: int, out_shape, base_strides, idx:
     i_first = idx.offset if idx is not None else 0
     plans = []
     for corner, box in windows.boxes(cshape, ext, name):
-        d_off, d_win = _bound(out_big, box, sd, sum(c * s for c, s in zip(corner, sd)))
-        i_off, i_win = _bound(idx_big, box, si, i_first + sum(c * s for c, s in zip(corner, si)))
+        d_off, d_win = windows.walk_window(out_big, box, sd, sum(c * s for c, s in zip(corner, sd)))
+        i_off, i_win = windows.walk_window(idx_big, box, si, i_first + sum(c * s for c, s in zip(corner, si)))
         b_off = src_offset + sum(c * s for c, s in zip(corner, sb))
         parts = [(None, 0, b_off, 0xFFFFFFFF)]
         if src_big:

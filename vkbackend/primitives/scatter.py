@@ -24,7 +24,7 @@ from . import windows
 from .axes import normalize_axis
 from .creation import asarray, zeros
 from .elementwise import broadcast_strides, copy_into
-from .indexing import (Index, Walk, _bound, along_axis_args, along_axis_walks, check_mode, index_operand,
+from .indexing import (Index, Walk, along_axis_args, along_axis_walks, check_mode, index_operand,
                        plan_indexed, take, zero_at)
 from .launch import budget_chunks
 from .layout import launch_copy, plan_full_copy
@@ -213,8 +213,8 @@ def plan_in_windows(op: str, shape, direct: Walk, index: Walk, base: Walk, axis_
     for corner, box in windows.boxes(cshape, ext, name):
         def at(strides, offset: int) -> int:
             return offset + sum(c * s for c, s in zip(corner, strides))
-        d_off, d_win = _bound(d_big, box, sd, at(sd, direct.offset))
-        i_off, i_win = _bound(i_big, box, si, at(si, index.offset))
+        d_off, d_win = windows.walk_window(d_big, box, sd, at(sd, direct.offset))
+        i_off, i_win = windows.walk_window(i_big, box, si, at(si, index.offset))
         b_off = at(sb, base.offset)
         rank = Walk(at(sr, 0), sr)  # claim numbers: ranks in the whole iteration space
         lo_b, hi_b = windows.bounds(box, sb, b_off)
@@ -315,16 +315,20 @@ def scatter_add(a, indices, values, axis=0, *, deterministic: bool = False, chec
     return _scatter_add_atomic(a, idx, vals, direct, axis)
 
 
-def _scatter_add_atomic(a: Array, idx: Index, vals: _Values, direct: Walk, axis: int) -> Array:
-    shape = idx.shape
+def _adds(a: Array, idx: Index, direct: Walk, axis: int) -> tuple:
+    """The atomic adds' plan arguments (plan_indexed's or plan_in_windows' first seven), defines
+    and per-trip loop count."""
     strides = contiguous_strides(a.shape)
     t = dtypes.GLSL[a.dtype]
     defines = {"T": t, **({"T_IS_FLOAT": 1} if t == "float" else {})}
-    add = None
-    if math.prod(shape):
-        add = plan_indexed("SCATTER_ADD", shape, direct, Walk(idx.offset, contiguous_strides(shape)),
-                           Walk(0, zero_at(strides, axis)), strides[axis], idx, defines,
-                           per_trip=_cas_trip() if t == "float" else 1)
+    args = ("SCATTER_ADD", idx.shape, direct, Walk(idx.offset, contiguous_strides(idx.shape)),
+            Walk(0, zero_at(strides, axis)), strides[axis], idx)
+    return args, defines, _cas_trip() if t == "float" else 1
+
+
+def _scatter_add_atomic(a: Array, idx: Index, vals: _Values, direct: Walk, axis: int) -> Array:
+    args, defines, per_trip = _adds(a, idx, direct, axis)
+    add = plan_indexed(*args, defines, per_trip=per_trip) if math.prod(idx.shape) else None
     copy = plan_full_copy(a, idx.name) if a.size else None
     out = Array.empty(a.shape, a.dtype)
     if copy is not None:
@@ -338,18 +342,12 @@ def _scatter_add_atomic(a: Array, idx: Index, vals: _Values, direct: Walk, axis:
 def _scatter_add_in_windows(a: Array, idx: Index, vals: _Values, direct: Walk, axis: int) -> Array:
     """_scatter_add_atomic where a, the values or the indices are past the bind range: the copy
     of a and the adds in windows (planned before any GPU work)."""
-    name = idx.name
-    check_windowed(a.dtype, name)
-    shape = idx.shape
-    strides = contiguous_strides(a.shape)
-    t = dtypes.GLSL[a.dtype]
-    defines = {"T": t, **({"T_IS_FLOAT": 1} if t == "float" else {})}
+    check_windowed(a.dtype, idx.name)
+    args, defines, per_trip = _adds(a, idx, direct, axis)
     passes = None
-    if math.prod(shape):
-        passes, _ = plan_in_windows("SCATTER_ADD", shape, direct, Walk(idx.offset, contiguous_strides(shape)),
-                                    Walk(0, zero_at(strides, axis)), strides[axis], idx, vals.big,
-                                    windows.is_big(4 * a.size), name, defines,
-                                    per_trip=_cas_trip() if t == "float" else 1)
+    if math.prod(idx.shape):
+        passes, _ = plan_in_windows(*args, vals.big, windows.is_big(4 * a.size), idx.name, defines,
+                                    per_trip=per_trip)
     out = Array.empty(a.shape, a.dtype)
     if a.size:
         copy_into(a, out)

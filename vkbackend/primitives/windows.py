@@ -93,6 +93,16 @@ class Reach:
         return self.fixed + 1 + sum(abs(s) * (e - 1) for s, e in zip(self.strides, extents))
 
 
+def walk_window(big: bool, box, strides, offset: int) -> tuple:
+    """(offset in what is bound, window or None) of an operand's walk of a box: a window of the
+    words it reaches where its buffer is big, else the buffer whole."""
+    if not big:
+        return offset, None
+    lo, hi = bounds(box, strides, offset)
+    win, _ = window(lo, hi - lo + 1)
+    return offset - win[0], win
+
+
 def box_shape(shape, reaches, align=None) -> list:
     """Extents of a box of the iteration space `shape` within every operand's limit: while some
     operand's span is too large, its most spreading dim is cut to what fits beside the rest (in
