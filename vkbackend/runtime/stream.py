@@ -65,9 +65,11 @@ class Stream:
     def next_epoch(self) -> int:
         return self.submitted + 1
 
-    def _begin_op(self, eager: bool = True):
+    def _begin_op(self, eager: bool = True, barrier: bool | None = True):
         """The sequence to record the next operation into (flushing a full chunk first, or what
-        waits while the GPU idles, unless the caller is about to submit anyway)."""
+        waits while the GPU idles, unless the caller is about to submit anyway). `barrier`: the
+        operation ends with a global barrier (kp's fills, updates and copies do), False for a
+        dispatch without one, None for one that writes nothing (the order stays as it was)."""
         if self._ops >= FLUSH_AFTER:
             self.flush()
         elif (eager and self._ops and self.eager and time.perf_counter() - self._last_submit >= self.eager_seconds
@@ -78,16 +80,17 @@ class Stream:
             # Orders this chunk after what an unbarriered last dispatch of the previous one wrote.
             seq.record(self._barrier)
             self._ordered = True
+        if barrier is not None:
+            self._ordered = barrier
         self._ops += 1
         return seq
 
     def _record(self, op, barrier: bool = True) -> None:
         """Record `op` just before a synchronize (no eager submit in between)."""
-        seq = self._begin_op(eager=False)
+        seq = self._begin_op(eager=False, barrier=True if barrier else None)
         seq.record(op)
         if barrier:
             seq.record(self._barrier)
-            self._ordered = True
 
     def dispatch(self, pipeline, tensors, push: bytes, groups, barrier: bool = True, windows=None) -> None:
         """Record a dispatch of `pipeline` over `tensors`, one native call; `barrier=False` lets
@@ -97,14 +100,13 @@ class Stream:
             if windows is not None:
                 if self.capture is not None:
                     self.capture.other()  # windows are not replayed
-                self._begin_op().record_dispatch(pipeline, tensors, push, groups[0], groups[1], groups[2],
-                                                 barrier, windows)
+                self._begin_op(barrier=barrier).record_dispatch(pipeline, tensors, push, groups[0], groups[1],
+                                                                groups[2], barrier, windows)
             else:
                 if self.capture is not None:
                     self.capture.dispatch(pipeline, tensors, push, groups, barrier)
-                self._begin_op().record_dispatch(pipeline, tensors, push, groups[0], groups[1], groups[2],
-                                                 barrier)
-            self._ordered = barrier
+                self._begin_op(barrier=barrier).record_dispatch(pipeline, tensors, push, groups[0], groups[1],
+                                                                groups[2], barrier)
             self.stats["dispatches"] += 1
 
     def record_steps(self, steps, tensors: list) -> None:
@@ -112,9 +114,8 @@ class Stream:
         each step is (pipeline, roles, push, groups, barrier), its roles indexing `tensors`."""
         with self.lock:
             for pipeline, roles, push, groups, barrier in steps:
-                self._begin_op().record_dispatch(pipeline, [tensors[r] for r in roles], push, groups[0], groups[1],
-                                                 groups[2], barrier)
-                self._ordered = barrier
+                self._begin_op(barrier=barrier).record_dispatch(pipeline, [tensors[r] for r in roles], push,
+                                                                groups[0], groups[1], groups[2], barrier)
             self.stats["dispatches"] += len(steps)
 
     @locked
@@ -122,8 +123,7 @@ class Stream:
         """Record a fill of the whole buffer with one 32-bit word (a transfer, no shader)."""
         if self.capture is not None:
             self.capture.fill(buf.tensor, word)
-        self._begin_op().record_fill(buf.tensor, word)  # fills, updates and copies end with a barrier
-        self._ordered = True
+        self._begin_op().record_fill(buf.tensor, word)
         self.stats["fills"] += 1
 
     @locked
@@ -135,7 +135,6 @@ class Stream:
             self.capture.other()
         if len(words) * WORD <= UPDATE_BYTES:
             self._begin_op().record_update(buf.tensor, words.tobytes())
-            self._ordered = True
         else:
             area = self._area
             for pos in range(0, len(words), area.limit):
@@ -143,7 +142,6 @@ class Stream:
                 off = self._stage(len(piece))
                 area.host[off:off + len(piece)] = piece
                 self._begin_op().record_copy(area.tensor, buf.tensor, off * WORD, pos * WORD, len(piece) * WORD)
-                self._ordered = True
                 area.epoch = self.next_epoch
         self.stats["uploads"] += 1
 
@@ -184,7 +182,6 @@ class Stream:
             off = self._stage(n)
             self._begin_op(eager=False).record_copy(buf.tensor, area.tensor, (first + pos) * WORD, off * WORD,
                                                     n * WORD)
-            self._ordered = True
             area.epoch = self.next_epoch
             self.stats["downloads"] += 1
             self.synchronize(host=True)
