@@ -35,6 +35,8 @@ def torch_worker(name: str, cases: list) -> None:
     """Run in a fresh process: the torch side of one module's cases, JSON on stdout."""
     sys.modules["kp"] = None  # importing kp next to torch aborts: fail loudly instead
     mod = importlib.import_module(f"benchmarks.{name}")
+    from benchmarks.common import warm_up_torch
+    warm_up_torch()
     out = []
     for case in cases:
         try:
@@ -141,6 +143,8 @@ def main() -> int:
     dev = vk.device()
     meta.update({"date": datetime.date.today().isoformat(), "vk_device": dev.name, "vk_driver": dev.driver,
                  "host": platform.node(), "python": platform.python_version()})
+    from benchmarks.common import warm_up_vk
+    warm_up_vk()
     results = []
     for name, cases in plan.items():
         mod = importlib.import_module(f"benchmarks.{name}")

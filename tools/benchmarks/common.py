@@ -18,6 +18,27 @@ SETTLE_SECONDS = 1.0  # batches run at least this long in all...
 PATIENCE = 3  # ...and until this many batches in a row were not 1% faster than the best
 MAX_SECONDS = 6.0
 REPLAYS = 4  # submits of one recorded batch (time_vk's replay)
+WARM_UP_SECONDS = 1.0  # of large matmuls before a side's first case: clocks up from idle
+
+
+def warm_up_vk() -> None:
+    """Keep the GPU busy for WARM_UP_SECONDS, so the first case does not meet idle clocks (an
+    idle H200 gave the programs 0.4x torch where a warm one gave 0.6-1.0x)."""
+    import numpy as np
+    import vkbackend as vk
+    a = vk.asarray(np.ones((2048, 2048), np.float32))
+    start = time.perf_counter()
+    while time.perf_counter() - start < WARM_UP_SECONDS:
+        (a @ a).sum().numpy()
+
+
+def warm_up_torch() -> None:
+    """warm_up_vk's torch counterpart, in the torch worker before its first case."""
+    import torch
+    a = torch.ones((2048, 2048), device="cuda")
+    start = time.perf_counter()
+    while time.perf_counter() - start < WARM_UP_SECONDS:
+        (a @ a).sum().item()
 
 
 def _warm(call, sync) -> float:
