@@ -894,4 +894,7 @@ uint np_right_shift(uint x, uint n) { return (n < 32u) ? (x >> n) : 0u; }
 float np_reciprocal(float x) { return np_divide(1.0, x); }
 int np_reciprocal(int x) { return (x == 1 || x == -1) ? x : ((x == 0) ? int(0x80000000u) : 0); }
 uint np_reciprocal(uint x) { return (x == 1u) ? 1u : 0u; }
+#ifdef VK_MATH64  // the float64, int64 and uint64 versions
+#include "math64.glsl"
+#endif
 #endif
