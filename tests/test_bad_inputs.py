@@ -213,7 +213,7 @@ for name in BINARY:
     bad(name, "host operand that does not broadcast", f, (F(3, 4), Host(lambda: np.zeros(5, np.float32))),
         ("(3, 4)", "(5,)"))
     if name not in ("divide", "true_divide"):
-        bad(name, "int32 with uint32 (numpy: int64)", f, (I(4), U(4)), ("int64",), TypeError, ref=False)
+        val(name, "int32 with uint32 (numpy: int64)", f, (I(4), U(4)))
         if name in ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal"):
             val(name, "Python int out of int32's range", f, (I(4), 2**40))
         else:
@@ -245,7 +245,7 @@ for dunder, op in {**OPERATORS, **REFLECTED}.items():
         bad(f"Array.{dunder}", "str operand", f, (F(4), "abc"), ("str", "sequence", "index"))
         bad(f"Array.{dunder}", "dict operand", f, (F(4), {"a": 1}), ("dict",))
     if dunder not in ("__truediv__", "__rtruediv__"):
-        bad(f"Array.{dunder}", "int32 with uint32", f, (I(4), U(4)), ("int64",), TypeError, ref=False)
+        val(f"Array.{dunder}", "int32 with uint32 (numpy: int64)", f, (I(4), U(4)))
     val(f"Array.{dunder}", "NaN and inf", f, (F(4, values=[np.nan, np.inf, -np.inf, 2]),
                                             F(4, values=[np.inf, np.inf, 1, np.nan])))
 bad("Array.__matmul__", "inner dims differ", lambda m, x, y: x @ y, (F(3, 4), F(5, 2)), ("(3, 4)", "(5, 2)"))
@@ -277,13 +277,12 @@ val("abs", "bool", _fn("abs"), (B(4, values=[True, False, True, True]),))
 
 bad("astype", "complex64", lambda m, x: m.astype(x, np.complex64), (F(3),), ("complex64",), TypeError, ref=False)
 bad("astype", "a name no dtype has", lambda m, x: m.astype(x, "notadtype"), (F(3),), ("notadtype",))
-bad("astype", "float64 (numpy: float64 result)", lambda m, x: m.astype(x, np.float64), (F(3),), ("float64",),
-    TypeError, ref=False)
+val("astype", "float64", lambda m, x: m.astype(x, np.float64), (F(3, values=[np.nan, -0.0, 3e38]),), upcast=False)
 bad("astype", "None as the array", lambda m: m.astype(None, np.float32), (), ("NoneType", "None"))
 bad("astype", "a numpy array", lambda m, x: m.astype(x, np.float32),
     (Host(lambda: np.arange(3, dtype=np.float32)),), ("ndarray",), TypeError, ref=False)
 bad("Array.astype", "object", lambda m, x: x.astype(object), (F(3),), ("object",), TypeError, ref=False)
-bad("Array.astype", "int64", lambda m, x: x.astype(np.int64), (I(3),), ("int64",), TypeError, ref=False)
+val("Array.astype", "int64", lambda m, x: x.astype(np.int64), (I(3),))
 val("astype", "NaN/inf to bool", lambda m, x: m.astype(x, np.bool_), (F(4, values=[np.nan, np.inf, 0, -0.0]),))
 val("Array.astype", "float32 to float16 overflow", lambda m, x: x.astype(np.float16).astype(np.float32),
     (F(4, values=[7e4, -1e9, np.nan, 65504]),))
@@ -297,8 +296,7 @@ bad("where", "complex x", lambda m, c, x, y: m.where(c, x, y), (B(4), COMPLEX, F
     ref=False)
 bad("where", "float16 y", lambda m, c, x, y: m.where(c, x, y), (B(4), F(4), H(4)), ("float16",), TypeError,
     ref=False)
-bad("where", "int32 with uint32", lambda m, c, x, y: m.where(c, x, y), (B(4), I(4), U(4)), ("int64",),
-    TypeError, ref=False)
+val("where", "int32 with uint32 (numpy: int64)", lambda m, c, x, y: m.where(c, x, y), (B(4), I(4), U(4)))
 bad("where", "str x", lambda m, c, x, y: m.where(c, x, y), (B(4), "abc", F(4)), ("str",), TypeError, ref=False)
 bad("where", "None condition", lambda m, c, x, y: m.where(c, x, y), (None, F(4), F(4)), JUNK_SAYS["None"],
     TypeError, ref=False)
@@ -1130,9 +1128,7 @@ def _ufunc_rows(name: str, uf: np.ufunc) -> None:
             continue
         with np.errstate(all="ignore"):
             out = np.result_type(uf(*hosts))
-        if dt == "bool" and out == np.int8:  # bool arithmetic: refused by design
-            bad(name, "bool input (numpy: int8)", f, args, ("int8", "bool"), TypeError, ref=False)
-        elif dt == "bool" and out == np.float16:  # numpy computes bool in float16; compare in float64
+        if dt == "bool" and out == np.float16:  # numpy computes bool in float16; compare in float64
             val(name, "bool input", f, args, rtol=1e-5, atol=1e-6,
                 ref_call=lambda m, *a: uf(*[x.astype(np.float64) for x in a]))
         else:
@@ -1473,7 +1469,8 @@ def _compare(got, want, row: Val):
             np.testing.assert_array_equal(np.signbit(got[got == 0]), np.signbit(w32[got == 0]),
                                           err_msg="the sign of zero")
     else:
-        narrowed = {"i": np.int32, "u": np.uint32}.get(want.dtype.kind, want.dtype)
+        # numpy's dtype, or its 32-bit narrowing where vkbackend keeps 32 bits (sum of int32)
+        narrowed = want.dtype if got.dtype == want.dtype else {"i": np.int32, "u": np.uint32}.get(want.dtype.kind, want.dtype)
         assert got.dtype == narrowed, f"dtype {got.dtype}, numpy's {want.dtype} (narrowed: {np.dtype(narrowed)})"
         np.testing.assert_array_equal(got, want.astype(narrowed))
 

@@ -56,7 +56,7 @@ class Array:
         self._storage = storage
         self.shape = shape
         self.dtype = dtype
-        self.offset = offset  # in elements from the start of the buffer (words; halves for float16)
+        self.offset = offset  # in elements from the start of the buffer
 
     # -- construction -----------------------------------------------------------------------
     @classmethod
@@ -98,11 +98,11 @@ class Array:
         if not self.size:
             stream.synchronize()
             return np.empty(self.shape, self.dtype)
-        if self.dtype == dtypes.float16:  # two halves a word: the words that hold them
-            first = self.offset // 2
-            words = stream.read(self.buffer, first, (self.offset + self.size + 1) // 2 - first)
-            halves = words.view(np.float16)[self.offset % 2:self.offset % 2 + self.size]
-            return halves.reshape(self.shape)
+        d = self.dtype
+        if d.itemsize != 4 and d != dtypes.bool_:  # packed: the words that hold the elements
+            start, end = self.offset * d.itemsize, (self.offset + self.size) * d.itemsize
+            words = stream.read(self.buffer, start // 4, (end + 3) // 4 - start // 4)
+            return words.view(np.uint8)[start % 4:start % 4 + end - start].view(d).reshape(self.shape)
         host = stream.read(self.buffer, self.offset, self.size).view(dtypes.STORAGE[self.dtype]).reshape(self.shape)
         return host.astype(bool) if self.dtype == dtypes.bool_ else host
 
@@ -183,7 +183,7 @@ class Array:
 
     def __index__(self) -> int:
         """A 0-d integer array as a Python int (slice bounds, range(), operator.index)."""
-        if self.ndim or self.dtype not in (dtypes.int32, dtypes.uint32):
+        if self.ndim or self.dtype.kind not in "iu":
             raise TypeError(f"only 0-d integer arrays can be used as an index, got a {self.dtype} array "
                             f"of shape {self.shape}")
         return int(self.item())

@@ -182,8 +182,8 @@ def can_cast(from_, to, /) -> _PyBool:
 def result_type(*arrays_and_dtypes) -> np.dtype:
     """The dtype of an operation on these arrays, dtypes and Python scalars (weak, as NEP 50 and
     the standard make them): numpy's promotion on the device's dtypes, as vkbackend's operations
-    compute it (int and float mixed give float32; int32 with uint32 has no 32-bit home and raises
-    TypeError)."""
+    compute it (int and float mixed give float32; int32 with uint32 gives int64 where the device
+    has it, as numpy's)."""
     keys, typed = [], False
     for k, x in enumerate(arrays_and_dtypes):
         if isinstance(x, Array):
@@ -201,7 +201,9 @@ def result_type(*arrays_and_dtypes) -> np.dtype:
     if not typed:
         raise ValueError("result_type: at least one array or dtype is required")
     d = np.result_type(*keys)
-    return d if d == dtypes.float16 else dtypes.narrow(d, "result_type")
+    if d == dtypes.float16:
+        return d
+    return dtypes.narrow(d, "result_type", wide=True, exact=any(map(dtypes.is_wide, keys)))
 
 
 def isdtype(dtype, kind) -> _PyBool:

@@ -1,4 +1,5 @@
-"""Supported dtypes and numpy's promotion rules, narrowed to 32-bit storage; float16 is held only."""
+"""dtypes: the 32-bit ones every op computes in, the wider and narrower ones some ops take, and
+numpy's promotion rules."""
 from __future__ import annotations
 
 import numpy as np
@@ -14,11 +15,68 @@ _COMPUTED = frozenset(SUPPORTED)
 float16 = np.dtype(np.float16)
 HALF_USES = "float16 arrays support astype(), numpy(), reshape, views, matmul/gemm and the convolutions"
 
+int8, int16, int64 = np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.int64)
+uint8, uint16, uint64 = np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.uint64)
+float64 = np.dtype(np.float64)
+# Packed at their own width in the buffer (int8: four a word, float64: one per two words). They
+# need device features; the ops that take them say so (WIDE_USES), every other op refuses them.
+WIDE = (int8, int16, int64, uint8, uint16, uint64, float64)
+WIDE_USES = "they support astype(), numpy(), reshape, views and the elementwise functions and operators"
+# dtype -> (GLSL element type in a buffer, GLSL type computed in, the Vulkan features it needs).
+# 8/16-bit integers compute as 32-bit ones and wrap when stored, as numpy's do.
+_WIDE = {
+    int8: ("int8_t", "int", ("storageBuffer8BitAccess", "shaderInt8")),
+    uint8: ("uint8_t", "uint", ("storageBuffer8BitAccess", "shaderInt8")),
+    int16: ("int16_t", "int", ("storageBuffer16BitAccess", "shaderInt16")),
+    uint16: ("uint16_t", "uint", ("storageBuffer16BitAccess", "shaderInt16")),
+    int64: ("int64_t", "int64_t", ("shaderInt64",)),
+    uint64: ("uint64_t", "uint64_t", ("shaderInt64",)),
+    float64: ("double", "double", ("shaderFloat64", "shaderInt64")),  # math64.glsl works on the bits as uint64
+}
+
+
+def missing_features(d: np.dtype) -> tuple:
+    """The Vulkan features dtype `d` needs that the device lacks (empty: usable)."""
+    if d not in _WIDE:
+        return ()
+    from . import runtime  # the device's features, opened on first use
+    have = runtime.get().device.features
+    return tuple(f for f in _WIDE[d][2] if f not in have)
+
+
+def available(d: np.dtype) -> bool:
+    return (d in _COMPUTED or d == float16 or d in _WIDE) and not missing_features(d)
+
+
+def _usable(d: np.dtype) -> np.dtype:
+    """d, or TypeError naming the features the device lacks for it."""
+    missing = missing_features(d)
+    if missing:
+        raise TypeError(f"dtype {d} needs the Vulkan feature{'s' if len(missing) > 1 else ''} "
+                        f"{', '.join(missing)}, which this device does not have")
+    return d
+
+
+def glsl(d: np.dtype) -> str:
+    """The GLSL type of d's elements in a buffer (bool: a uint32 word each)."""
+    return _WIDE[d][0] if d in _WIDE else GLSL[d]
+
+
+def glsl_compute(d: np.dtype) -> str:
+    """The GLSL type d computes in."""
+    return _WIDE[d][1] if d in _WIDE else GLSL[d]
+
+
+_HOME = {"f": "float32", "i": "int32", "u": "uint32"}  # the 32-bit dtype of each kind
+
 
 def computable(d, what: str = "this operation") -> np.dtype:
     """d, or TypeError if ops cannot compute in it (float16 is only held)."""
     if d == float16:
         raise TypeError(f"{what} does not take float16: {HALF_USES}; cast with .astype(np.float32) first")
+    if d in _WIDE:
+        raise TypeError(f"{what} does not take {d} arrays yet ({WIDE_USES}); cast with "
+                        f".astype(np.{_HOME[d.kind]}) first")
     if d not in SUPPORTED:
         raise TypeError(f"{what}: unsupported dtype {d}: expected one of float32, int32, uint32, bool")
     return d
@@ -37,22 +95,26 @@ STORAGE = _PerDtype({float32: float32, int32: int32, uint32: uint32, bool_: uint
 
 
 def check(dtype, held: bool = False) -> np.dtype:
-    """The dtype as np.dtype, or TypeError if vkbackend cannot compute in it (held=True: hold it)."""
+    """The dtype as np.dtype, or TypeError if vkbackend cannot compute in it (held=True: hold it,
+    which admits float16 and, where the device has their features, the WIDE dtypes)."""
     if isinstance(dtype, np.dtype) and dtype in _COMPUTED:  # the common case, on every array's creation
         return dtype
     try:
         d = np.dtype(dtype)
     except TypeError as e:
         raise TypeError(f"unsupported dtype {dtype!r}: expected one of float32, int32, uint32, bool") from e
+    if held and d in _WIDE:
+        return _usable(d)
     if d not in SUPPORTED and not (held and d == float16):
         raise TypeError(f"unsupported dtype {d}: expected one of float32, int32, uint32, bool"
-                        + (", or float16 to hold" if d == float16 else ""))
+                        + (", or float16 to hold" if d == float16 else "")
+                        + (f" ({d} arrays: {WIDE_USES})" if d in _WIDE else ""))
     return d
 
 
 def words(size: int, d: np.dtype) -> int:
-    """32-bit words that hold `size` elements of d."""
-    return (size + 1) // 2 if d == float16 else size
+    """32-bit words that hold `size` elements of d (bool: a word each; the others packed)."""
+    return size if d.itemsize == 4 or d == bool_ else (size * d.itemsize + 3) // 4
 
 
 def from_host(d: np.dtype) -> np.dtype:
@@ -69,15 +131,42 @@ def from_host(d: np.dtype) -> np.dtype:
     raise TypeError(f"cannot make a GPU array from host dtype {d}: expected a bool, integer or float array")
 
 
-def narrow(d: np.dtype, what: str) -> np.dtype:
-    """Map a numpy result dtype to a supported one: floats compute in float32; int64 (int32 mixed
-    with uint32) has no 32-bit home, so it is refused rather than silently wrapped."""
+def narrow(d: np.dtype, what: str, wide: bool = False, exact: bool = False) -> np.dtype:
+    """Map a numpy result dtype to a supported one. Of 32-bit operands: floats compute in float32;
+    an integer result wider or narrower than 32 bits (int64 of int32 with uint32) is kept for an
+    op that takes the WIDE dtypes (`wide`) where the device has it, else refused rather than
+    silently wrapped. `exact`: an operand is WIDE, so numpy's result is kept."""
     if d in SUPPORTED:
         return d
+    if exact and d in _WIDE:
+        return _usable(d)
     if d.kind == "f":
         return float32
+    if wide and d.kind in "iu" and d in _WIDE and available(d):  # int64 of int32 and uint32, int8 of bool squared
+        return d
     raise TypeError(f"{what}: numpy would promote to {d}, which vkbackend does not support; "
                     "cast one operand with .astype() first")
+
+
+def storage(d: np.dtype) -> np.dtype:
+    """The dtype of the elements in d's buffer: bool is a uint32 word each."""
+    return uint32 if d == bool_ else d
+
+
+def is_wide(d) -> bool:
+    return d in _WIDE
+
+
+def type_defines(types) -> dict:
+    """The shader defines that enable the GLSL types of `types` (dtypes): VK_WIDE for 8/16/64-bit
+    types, VK_MATH64 (shaders/lib/math64.glsl) for 64-bit ones."""
+    out = {}
+    for d in types:
+        if d in _WIDE:
+            out["VK_WIDE"] = 1
+            if d.itemsize == 8:
+                out["VK_MATH64"] = 1
+    return out
 
 
 def is_float(d) -> bool:

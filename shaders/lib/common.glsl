@@ -4,6 +4,18 @@
 // The runtime defines HAS_SUBGROUP_<FEATURE> for each subgroup feature the device has (and the
 // user did not switch off with VKBACKEND_DISABLE_SUBGROUP); code must work without any of them.
 #extension GL_KHR_shader_subgroup_basic : require
+// VK_WIDE: the kernel's types include 8/16/64-bit ones (int8_t, uint16_t, int64_t, double; the
+// runtime defines it, and VK_MATH64 for 64-bit ones, from the dtypes: vkbackend/dtypes.py).
+#ifdef VK_WIDE
+#extension GL_EXT_shader_explicit_arithmetic_types : require
+#extension GL_EXT_shader_8bit_storage : require
+#extension GL_EXT_shader_16bit_storage : require
+#ifdef HAS_SUBGROUP_ARITHMETIC
+#extension GL_EXT_shader_subgroup_extended_types_int8 : enable
+#extension GL_EXT_shader_subgroup_extended_types_int16 : enable
+#extension GL_EXT_shader_subgroup_extended_types_int64 : enable
+#endif
+#endif
 #ifdef HAS_SUBGROUP_VOTE
 #extension GL_KHR_shader_subgroup_vote : require
 #endif

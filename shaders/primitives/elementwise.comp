@@ -16,6 +16,10 @@
 // @variants OP_clip NARGS=3 T=float|int T_OUT=float T_A=float T_B=int T_C=float ?C_SCALAR RANK=0|3
 // @variants OP_where NARGS=3 T=float|uint T_OUT=float T_A=uint T_B=float T_C=int ?C_SCALAR RANK=0|6
 // @variants OP_where|OP_copy NARGS=3 T=float T_OUT=float T_A=uint T_B=float T_C=float ?C_SCALAR VEC4
+// @variants OP_add|OP_multiply|OP_less|OP_floor_divide|OP_remainder|OP_power|OP_right_shift|OP_maximum NARGS=2 T=int|uint T_OUT=int8_t|uint16_t T_A=int8_t T_B=uint16_t ?B_SCALAR VK_WIDE RANK=0|2
+// @variants OP_add|OP_multiply|OP_less|OP_floor_divide|OP_remainder|OP_fmod|OP_power|OP_left_shift|OP_right_shift|OP_maximum|OP_bitwise_xor NARGS=2 T=int64_t|uint64_t T_OUT=int64_t T_A=int8_t T_B=uint64_t ?B_SCALAR WIDE_SCALARS VK_WIDE VK_MATH64
+// @variants OP_add|OP_divide|OP_maximum|OP_floor_divide|OP_remainder|OP_fmod|OP_power|OP_arctan2|OP_hypot|OP_logaddexp|OP_copysign|OP_nextafter NARGS=2 T=double T_OUT=double T_A=double T_B=float|int64_t ?B_SCALAR WIDE_SCALARS VK_WIDE VK_MATH64 RANK=0|3
+// @variants OP_exp|OP_exp2|OP_expm1|OP_log|OP_log2|OP_log10|OP_log1p|OP_sqrt|OP_sin|OP_cos|OP_tan|OP_arcsin|OP_arccos|OP_arctan|OP_sinh|OP_cosh|OP_tanh|OP_arcsinh|OP_arccosh|OP_arctanh|OP_floor|OP_rint|OP_sign|OP_isnan|OP_signbit|OP_reciprocal|OP_copy NARGS=1 T=double T_OUT=double|uint T_A=double VK_WIDE VK_MATH64
 // out = OP(a[, b[, c]]) with numpy broadcasting.
 // Defines: OP_<name> (numpy's ufunc names; the numerics are lib/math.glsl's); NARGS (1..3); T_OUT; T_A, T_B, T_C (buffer element types); T (compute type);
 //   A_SCALAR / B_SCALAR / C_SCALAR: that operand is a T scalar in push constants;
@@ -23,11 +27,21 @@
 //   VEC4 (with RANK 0): 4-vector loads and stores, the length and all offsets multiples of 4.
 // Bindings: 0 out, 1 a, 2 b, 3 c (a scalar operand's binding is a dummy).
 // Push words: n, out offset, then per operand its offset (or scalar bits), then the output shape
-//   [RANK] and each operand's element strides [RANK] (0 where broadcast).
+//   [RANK] and each operand's element strides [RANK] (0 where broadcast); WIDE_SCALARS (T is
+//   64-bit): then per operand its scalar's high word.
+// The types may be any of vkbackend/dtypes.py's (int8_t, uint16_t, int64_t, double, ...): 8/16-bit
+//   ones compute as int/uint and wrap when stored.
 #ifndef RANK
 #define RANK 0
 #endif
-#define PUSH_WORDS (5 + RANK * (1 + NARGS))
+#define BASE_WORDS (5 + RANK * (1 + NARGS))
+#ifdef WIDE_SCALARS  // T is 64-bit: a scalar operand's high word follows the rest, per operand
+#define PUSH_WORDS (BASE_WORDS + 3)
+#define SCALAR(k) FROM_BITS(T, uvec2(p.w[2 + k], p.w[BASE_WORDS + k]))
+#else
+#define PUSH_WORDS BASE_WORDS
+#define SCALAR(k) FROM_BITS(T, p.w[2 + k])
+#endif
 layout(push_constant) uniform Push { uint w[PUSH_WORDS]; } p;
 
 layout(std430, binding = 0) writeonly buffer Out { T_OUT out_[]; };
@@ -72,17 +86,17 @@ uint operand_index(uint i, uint k) {
 }
 
 #ifdef A_SCALAR
-#define LOAD_A(i) FROM_BITS(T, p.w[2])
+#define LOAD_A(i) SCALAR(0)
 #else
 #define LOAD_A(i) T(a_[operand_index(i, 0u)])
 #endif
 #ifdef B_SCALAR
-#define LOAD_B(i) FROM_BITS(T, p.w[3])
+#define LOAD_B(i) SCALAR(1)
 #else
 #define LOAD_B(i) T(b_[operand_index(i, 1u)])
 #endif
 #ifdef C_SCALAR
-#define LOAD_C(i) FROM_BITS(T, p.w[4])
+#define LOAD_C(i) SCALAR(2)
 #else
 #define LOAD_C(i) T(c_[operand_index(i, 2u)])
 #endif

@@ -36,8 +36,8 @@ def test_bad_inputs_raise_before_gpu_work():
     with no_gpu_work():
         with pytest.raises(TypeError, match="complex"):
             vk.asarray(np.ones(3, np.complex64))
-        with pytest.raises(TypeError, match="float64"):
-            vk.asarray([1.0], dtype=np.float64)
+        with pytest.raises(TypeError, match="complex"):
+            vk.asarray([1.0], dtype=np.complex128)
         with pytest.raises(TypeError, match="host dtype"):
             vk.asarray(np.array(["a"]))
         with pytest.raises(OverflowError, match="int32"):
@@ -127,10 +127,6 @@ def test_type_promotion(rng, da, db):
             continue
         if ref.dtype == np.bool_ and name in ("add", "multiply", "maximum"):
             with no_gpu_work(), pytest.raises(TypeError, match="bool"):
-                getattr(vk, name)(a, b)
-            continue
-        if np.result_type(x.dtype, y.dtype) == np.int64 and name != "divide":  # int32 with uint32
-            with no_gpu_work(), pytest.raises(TypeError, match="int64"):
                 getattr(vk, name)(a, b)
             continue
         got = getattr(vk, name)(a, b).numpy()

@@ -1,4 +1,4 @@
-"""Elementwise add and host sync latency."""
+"""Elementwise add (float32, and the wider and narrower dtypes at 16M) and host sync latency."""
 from __future__ import annotations
 
 from benchmarks.common import gbps, time_torch, time_vk
@@ -8,7 +8,9 @@ NAME = "elementwise"
 
 def cases(quick: bool) -> list:
     sizes = [1 << 20, 1 << 26] if quick else [1 << 10, 1 << 16, 1 << 20, 1 << 24, 1 << 26]
-    return [{"name": f"add {n}", "size": n} for n in sizes] + [
+    wide = [] if quick else [{"name": f"add {d} {1 << 24}", "size": 1 << 24, "dtype": d}
+                             for d in ("float64", "int64", "int16", "int8")]
+    return [{"name": f"add {n}", "size": n} for n in sizes] + wide + [
         {"name": "latency: tiny op + read-back", "sync": "op+read"},
         {"name": "latency: tiny op + synchronize", "sync": "op"},
         {"name": "latency: read-back of a ready array", "sync": "read"}]
@@ -34,12 +36,12 @@ def run_vk(case: dict) -> dict:
         ready = a + 1
         return _latency(case["sync"], lambda: a + 1, lambda r: (ready if r is None else r).numpy(),
                         vk.synchronize)
-    n = case["size"]
-    if n * 4 > vk.device().max_storage_buffer_range:
+    n, dtype = case["size"], np.dtype(case.get("dtype", "float32"))
+    if n * dtype.itemsize > vk.device().max_storage_buffer_range:
         return {"skipped": "larger than maxStorageBufferRange"}
-    x, y = vk.asarray(np.ones(n, np.float32)), vk.asarray(np.ones(n, np.float32))
+    x, y = vk.asarray(np.ones(n, dtype), dtype=dtype), vk.asarray(np.ones(n, dtype), dtype=dtype)
     ms = time_vk(lambda: x + y)
-    return {"ms": ms, "gbps": gbps(12 * n, ms)}
+    return {"ms": ms, "gbps": gbps(3 * dtype.itemsize * n, ms)}
 
 
 def run_torch(case: dict) -> dict:
@@ -49,7 +51,7 @@ def run_torch(case: dict) -> dict:
         ready = a + 1
         return _latency(case["sync"], lambda: a + 1, lambda r: (ready if r is None else r).cpu(),
                         torch.cuda.synchronize)
-    n = case["size"]
-    x, y = torch.ones(n, device="cuda"), torch.ones(n, device="cuda")
+    n, dtype = case["size"], getattr(torch, case.get("dtype", "float32"))
+    x, y = torch.ones(n, device="cuda", dtype=dtype), torch.ones(n, device="cuda", dtype=dtype)
     ms = time_torch(lambda: x + y)
-    return {"ms": ms, "gbps": gbps(12 * n, ms)}
+    return {"ms": ms, "gbps": gbps(3 * x.element_size() * n, ms)}

@@ -20,6 +20,8 @@ def _fill(buffer, offset: int, n: int, glsl_type: str, a_bits: int, b_bits: int 
     defines = {"T": glsl_type}
     if arange:
         defines["ARANGE"] = 1
+    if glsl_type == "uvec2":
+        defines["PAIR"] = 1
     k = rt.kernel("primitives/fill.comp", defines, WG)
     k([buffer], (n, offset, a_bits, b_bits), (grid_groups(n, WG),))
 
@@ -30,7 +32,23 @@ def poison(buffer) -> None:
 
 
 def _bits(value, dtype: np.dtype) -> int:
-    return int(np.asarray(value, dtypes.STORAGE[dtype]).reshape(()).view(np.uint32))
+    """The value's bits in `dtype` (8 to 64 of them; bool: a 32-bit word)."""
+    host = np.asarray(value, dtypes.storage(dtype)).reshape(())
+    return int(host.view(np.dtype(f"u{host.itemsize}")))
+
+
+def fill_elements(out: "Array", bits: int) -> None:
+    """Record out[...] = the element whose bits (in out's dtype) are `bits`: a word pattern for
+    8/16-bit elements (a fresh array's buffer from word 0), a pair of words for 64-bit ones."""
+    size = out.dtype.itemsize if out.dtype != dtypes.bool_ else 4
+    if size == 8:
+        _fill(out.buffer, out.offset, out.size, "uvec2", bits & 0xFFFFFFFF, bits >> 32)
+    elif size == 4:
+        _fill(out.buffer, out.offset, out.size, "uint", bits)
+    else:
+        assert out.offset == 0, "a packed fill covers whole words"
+        pattern = bits * (0x01010101 if size == 1 else 0x00010001)
+        _fill(out.buffer, 0, dtypes.words(out.size, out.dtype), "uint", pattern)
 
 
 def _checked_cast(host: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -93,11 +111,10 @@ def asarray(obj, /, dtype=None, *, device=None, copy=None) -> Array:
     data = _checked_cast(host, target)
     out = Array(Storage(dtypes.words(host.size, target), upload=True), host.shape, target)
     if out.size:
-        flat = np.ascontiguousarray(data).reshape(-1)
-        if target == dtypes.float16 and flat.size % 2:
-            flat = np.append(flat, np.float16(0))  # whole words
-        words = flat.view(np.uint32)
-        runtime.get().stream.upload(out.buffer, words)
+        raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+        if raw.size % 4:  # packed dtypes: whole words
+            raw = np.concatenate([raw, np.zeros(4 - raw.size % 4, np.uint8)])
+        runtime.get().stream.upload(out.buffer, raw.view(np.uint32))
     return out
 
 
@@ -110,7 +127,7 @@ def empty(shape, dtype=None, *, device=None) -> Array:
 
 
 def _fill_word(fill_value, dtype: np.dtype, name: str) -> int:
-    """The 32-bit word of a scalar fill value in `dtype`, converted as numpy converts it (a str
+    """The bits of a scalar fill value in `dtype`, converted as numpy converts it (a str
     that is no number: ValueError) or refused (complex into a real dtype: TypeError) before the
     output is allocated."""
     host = np.asarray(fill_value)
@@ -128,11 +145,13 @@ def _fill_word(fill_value, dtype: np.dtype, name: str) -> int:
 
 def full(shape, fill_value, dtype=None, *, device=None) -> Array:
     check_device(device, "full")
-    dtype = dtypes.check(dtype) if dtype is not None else dtypes.from_host(np.asarray(fill_value).dtype)
-    word = _fill_word(fill_value, dtype, "full")
+    dtype = dtypes.check(dtype, held=True) if dtype is not None else dtypes.from_host(np.asarray(fill_value).dtype)
+    if dtype == dtypes.float16:
+        dtypes.computable(dtype, "full")
+    bits = _fill_word(fill_value, dtype, "full")
     out = Array.empty(shape, dtype)
     if out.size:
-        _fill(out.buffer, out.offset, out.size, "uint", word)
+        fill_elements(out, bits)
     return out
 
 
@@ -189,11 +208,19 @@ def arange(start, /, stop=None, step=1, dtype=None, *, device=None) -> Array:
         raise ValueError(f"arange: the length (stop - start) / step = {length} is not a finite size "
                          f"(start={start!r}, stop={stop!r}, step={step!r})")
     n = max(0, math.ceil(length))
-    dtype = dtypes.check(dtype) if dtype is not None else dtypes.from_host(np.result_type(start, stop, step))
+    dtype = dtypes.check(dtype, held=True) if dtype is not None else dtypes.from_host(np.result_type(start, stop, step))
     if dtype == dtypes.bool_:
         raise TypeError("arange: bool dtype is not supported")
+    if dtype == dtypes.float16:
+        dtypes.computable(dtype, "arange")
     if dtype.kind in "iu" and n:
         _checked_cast(np.array([start, start + (n - 1) * step]), dtype)
+    if dtypes.is_wide(dtype):  # start + i * step in dtype, from the indices i
+        from .elementwise import add, astype, multiply
+        if n >= 2 ** 31:
+            raise ValueError(f"arange: {n} elements of {dtype}: at most 2**31 - 1 are supported")
+        i = astype(arange(n, dtype=dtypes.int32), dtype)
+        return add(multiply(i, np.asarray(step, dtype)[()]), np.asarray(start, dtype)[()])
     out = Array.empty((n,), dtype)
     if n:
         glsl = dtypes.GLSL[dtype]

@@ -69,17 +69,18 @@ def _promote_keys(keys: tuple, name: str) -> np.dtype:
         # no array among the operands: Python ints give int32 and floats float32 (as asarray
         # does), since numpy's default int64/float64 have no 32-bit home
         return dtypes.from_host(promoted)
-    return dtypes.narrow(promoted, name)
+    return dtypes.narrow(promoted, name, wide=True, exact=any(map(dtypes.is_wide, keys)))
 
 
 def _promote(operands, name: str) -> np.dtype:
-    """numpy's result type, narrowed to 32 bits (cached by operand types)."""
+    """numpy's result type (of 32-bit operands narrowed to 32 bits), cached by operand types."""
     return _promote_keys(tuple(_type_key(x) for x in operands), name)
 
 
 def _scalar_bits(value, dtype: np.dtype, name: str) -> int:
-    """The scalar's 32-bit pattern in `dtype` (checked: no float into an integer computation, no
-    integer out of its range); cached, since loops pass the same constants again and again."""
+    """The scalar's bit pattern in the type `dtype` computes in, 32 or 64 bits (checked: no float
+    into an integer computation, no integer out of its range); cached, since loops pass the same
+    constants again and again."""
     return _scalar_bits_cached(value, type(value), dtype, name)
 
 
@@ -91,7 +92,12 @@ def _scalar_bits_cached(value, _type, dtype: np.dtype, name: str) -> int:
         info = np.iinfo(dtype)
         if not info.min <= int(value) <= info.max:
             raise OverflowError(f"{name}: Python integer {value} out of bounds for {dtype}")
-    return int(np.asarray(value, dtype).view(np.uint32))
+    v = np.asarray(value, dtype)
+    if dtype.itemsize == 8:
+        return int(v.view(np.uint64))
+    if dtype.itemsize < 4:  # 8/16-bit integers compute as 32-bit ones
+        v = v.astype(np.int32 if dtype.kind == "i" else np.uint32)
+    return int(v.view(np.uint32))
 
 
 def broadcast_shape(shapes, name: str) -> tuple:
@@ -119,12 +125,17 @@ def _plan(op: str, out_dtype, compute_dtype, operands: tuple, aligned: bool, nam
     arrays = [x for x in operands if x is not None]
     out_shape = broadcast_shape([shape for shape, _ in arrays] or [()], name)
     nargs = len(operands)
-    defines = {f"OP_{op}": 1, "NARGS": nargs, "T_OUT": dtypes.GLSL[out_dtype], "T": dtypes.GLSL[compute_dtype]}
+    types = [out_dtype, compute_dtype] + [x[1] for x in arrays]
+    defines = {f"OP_{op}": 1, "NARGS": nargs, "T_OUT": dtypes.glsl(out_dtype), "T": dtypes.glsl_compute(compute_dtype),
+               **dtypes.type_defines(types)}
+    wide_scalars = compute_dtype.itemsize == 8 and None in operands
+    if wide_scalars:
+        defines["WIDE_SCALARS"] = 1
     strides = []
     for k, x in enumerate(operands):
         letter = "ABC"[k]
         if x is not None:
-            defines[f"T_{letter}"] = dtypes.GLSL[x[1]]
+            defines[f"T_{letter}"] = dtypes.glsl(x[1])
             strides.append(broadcast_strides(x[0], out_shape))
         else:
             defines[f"T_{letter}"] = "uint"
@@ -133,11 +144,11 @@ def _plan(op: str, out_dtype, compute_dtype, operands: tuple, aligned: bool, nam
     shape, per_operand = collapse_dims(out_shape, strides)
     contiguous = len(shape) <= 1 and all(x is None or s == [1] * len(shape) for x, s in zip(operands, per_operand))
     rank = 0 if contiguous else len(shape)
-    if 5 + rank * (1 + nargs) > MAX_PUSH_WORDS:
+    if 5 + rank * (1 + nargs) + 3 * wide_scalars > MAX_PUSH_WORDS:
         raise ValueError(f"{name}: broadcasting over {rank} non-mergeable axes exceeds the supported rank")
     tail = [0] * (3 - nargs)
     n = math.prod(out_shape)
-    vec4 = rank == 0 and aligned and n % 4 == 0
+    vec4 = rank == 0 and aligned and n % 4 == 0 and all(d.itemsize == 4 or d == dtypes.bool_ for d in types)
     if vec4:
         defines["VEC4"] = 1
     if rank:
@@ -145,6 +156,8 @@ def _plan(op: str, out_dtype, compute_dtype, operands: tuple, aligned: bool, nam
         tail += shape
         for s in per_operand:
             tail += s
+    if wide_scalars:
+        tail += [0, 0, 0]  # the scalars' high words (apply sets them)
     kernel = runtime.get().kernel("primitives/elementwise.comp", defines, WG) if n else None
     return kernel, out_shape, tail, (grid_groups(n // 4 if vec4 else n, WG),)
 
@@ -177,6 +190,11 @@ def apply(op: str, operands: list, out_dtype, compute_dtype, name: str | None = 
         _apply_windows(op, operands, out, compute_dtype, heads, name)
         return out
     buffers = [out.buffer] + [x.buffer if isinstance(x, Array) else out.buffer for x in operands]
+    if compute_dtype.itemsize == 8 and None in sig:  # 64-bit scalars: high words at the end
+        tail = list(tail)
+        for k, x in enumerate(sig):
+            if x is None:
+                heads[k], tail[len(tail) - 3 + k] = heads[k] & 0xFFFFFFFF, heads[k] >> 32
     kernel(buffers, [out.size, out.offset, *heads, *tail], groups)
     return out
 
@@ -184,16 +202,16 @@ def apply(op: str, operands: list, out_dtype, compute_dtype, name: str | None = 
 def copy_into(src: Array, dst: Array) -> None:
     """Record dst[...] = src for arrays of one size and dtype, through windows of either where it
     lives in a buffer larger than a shader may bind (a scan's chunk written back: scan.py)."""
-    _apply_windows("copy", [src], dst, dtypes.STORAGE[src.dtype], [src.offset], "copy")
+    _apply_windows("copy", [src], dst, dtypes.storage(src.dtype), [src.offset], "copy")
 
 
 def _check_windows(operands, n: int, out_dtype, name: str) -> None:
     """Past maxStorageBufferRange, operands of the output's size, one-element arrays and scalars
     go through windows (4-byte types): ValueError for the rest, before any GPU work."""
     for x in [out_dtype] + [x.dtype for x in operands if isinstance(x, Array)]:
-        if x == dtypes.float16:
+        if x.itemsize != 4 and x != dtypes.bool_:
             raise ValueError(f"{name}: arrays larger than maxStorageBufferRange work in windows of 32-bit "
-                             "words; float16 packs two in one")
+                             f"elements, not of {x}")
     for x in operands:
         if isinstance(x, Array) and x.size not in (n, 1):
             raise ValueError(f"{name}: broadcasting {x.shape} against an array larger than maxStorageBufferRange "
@@ -260,8 +278,11 @@ def _binary(op: str, kind: str):
         a, b = _operand(x1, op), _operand(x2, op)
         if not (isinstance(a, Array) or isinstance(b, Array)):
             a = asarray(a)
-        # true division of any two numbers is a float (numpy: float64; here float32)
-        compute = dtypes.float32 if kind == "divide" else _promote([a, b], op)
+        if kind == "divide":  # true division is a float: numpy's float64 of 32-bit operands is float32 here
+            compute = (_resolve_keys("divide", (_ufunc_key(a), _ufunc_key(b)), op)[0]
+                       if any(isinstance(x, Array) and dtypes.is_wide(x.dtype) for x in (a, b)) else dtypes.float32)
+        else:
+            compute = _promote([a, b], op)
         if compute == dtypes.bool_ and kind != "compare":
             raise TypeError(f"{op}: arithmetic on bool arrays is not supported; cast with .astype() first")
         if compute == dtypes.bool_:
@@ -312,7 +333,9 @@ def _resolve_keys(ufunc: str, keys: tuple, name: str) -> tuple:
     except TypeError:
         shown = ", ".join(str(k) if isinstance(k, np.dtype) else f"Python {k.__name__}" for k in keys)
         raise TypeError(f"{name}: not supported for {shown} (numpy has no loop for it either)") from None
-    compute, out = dtypes.narrow(loop[0], name), dtypes.narrow(loop[-1], name)
+    exact = any(map(dtypes.is_wide, keys))
+    compute, out = (dtypes.narrow(loop[0], name, wide=True, exact=exact),
+                    dtypes.narrow(loop[-1], name, wide=True, exact=exact))
     return (dtypes.uint32 if compute == dtypes.bool_ else compute), out
 
 
@@ -425,7 +448,7 @@ pow = power
 @recipe()
 def invert(x) -> Array:
     """numpy.invert (bitwise NOT) of integers; of bools, logical NOT (numpy's too)."""
-    a = operand(x, "invert", "x", host="upload")
+    a = operand(x, "invert", "x", host="upload", wide=True)
     compute, out = _resolve_keys("invert", (a.dtype,), "invert")
     return apply("logical_not" if out == dtypes.bool_ else "invert", [a], out, compute, "invert")
 
@@ -435,11 +458,16 @@ bitwise_not = bitwise_invert = invert
 
 def _logical(op: str, nargs: int):
     """numpy.<op> on any dtypes: the operands' truth (nonzero; NaN is true), bool result. They
-    compute as float32 if any is a float (int -> float keeps nonzero), else as uint32 words."""
+    compute as a float if any is one (int -> float keeps nonzero; float64 if any is, so that tiny
+    values stay nonzero), else as unsigned words of the widest operand."""
     def call(*args):
         ops = _operands(args, op)
-        floats = any(dtypes.is_float(x.dtype) if isinstance(x, Array) else isinstance(x, float) for x in ops)
-        return apply(op, ops, dtypes.bool_, dtypes.float32 if floats else dtypes.uint32, op)
+        held = [x.dtype for x in ops if isinstance(x, Array)]
+        if any(map(dtypes.is_float, held)) or any(isinstance(x, float) for x in ops):
+            compute = dtypes.float64 if dtypes.float64 in held else dtypes.float32
+        else:
+            compute = dtypes.uint64 if any(d.itemsize == 8 for d in held) else dtypes.uint32
+        return apply(op, ops, dtypes.bool_, compute, op)
 
     return _named(op, nargs, call,
                   f"numpy.{op} elementwise: bool result from the operands' truth (nonzero; NaN is true).")
@@ -456,7 +484,7 @@ def round(a, decimals: int = 0) -> Array:
     """numpy.round: half to even; decimals as numpy's (floats: x * 10**d, rint, / 10**d in
     float32; integers: unchanged for decimals >= 0, else exact half-to-even multiples of 10**-d)."""
     decimals = operator.index(decimals)
-    a = operand(a, "round", "a", host="upload")
+    a = operand(a, "round", "a", host="upload", wide=True)
     if a.dtype.kind in "iu" and a.dtype != dtypes.bool_:
         if decimals >= 0:
             return a.copy()
@@ -492,7 +520,7 @@ def clip(a, /, min=None, max=None, *, a_min=None, a_max=None) -> Array:
             raise TypeError("clip: give the upper bound as a_max or max, not both")
         a_max = max
     if a_min is None and a_max is None:
-        return operand(a, "clip", "a", host="upload", half=True).copy()
+        return operand(a, "clip", "a", host="upload", half=True, wide=True).copy()
     if a_min is None:
         return minimum(a, a_max)
     if a_max is None:
@@ -508,7 +536,7 @@ def clip(a, /, min=None, max=None, *, a_min=None, a_max=None) -> Array:
 
 @recipe()
 def negative(x) -> Array:
-    a = operand(x, "negative", "x", host="upload")
+    a = operand(x, "negative", "x", host="upload", wide=True)
     if a.dtype == dtypes.bool_:
         raise TypeError("negative: not supported for bool arrays (numpy refuses it too)")
     return apply("negative", [a], a.dtype, a.dtype)
@@ -516,8 +544,8 @@ def negative(x) -> Array:
 
 @recipe()
 def absolute(x) -> Array:
-    a = operand(x, "absolute", "x", host="upload")
-    if a.dtype in (dtypes.bool_, dtypes.uint32):  # GLSL has no abs(uint): it would go through float
+    a = operand(x, "absolute", "x", host="upload", wide=True)
+    if a.dtype.kind in "bu":  # GLSL has no abs(uint): it would go through float
         return a.copy()
     return apply("absolute", [a], a.dtype, a.dtype)
 
@@ -571,13 +599,13 @@ def astype(a: Array, dtype, /, *, copy=True, device=None) -> Array:
         return _cast_half(a if a.dtype == dtypes.float32 else astype(a, dtypes.float32), dtype)
     if dtype == dtypes.bool_ and a.dtype != dtypes.bool_:
         return apply("not_equal", [a, 0], dtypes.bool_, a.dtype)
-    return apply("copy", [a], dtype, dtypes.STORAGE[a.dtype])
+    return apply("copy", [a], dtype, dtypes.storage(a.dtype))
 
 
 @recipe()
 def where(condition, x, y) -> Array:
     """numpy.where(condition, x, y); the one-argument form is vk.nonzero's job."""
-    cond = operand(condition, "where", "condition", host="upload", half=True)
+    cond = operand(condition, "where", "condition", host="upload", half=True, wide=True)
     if cond.dtype != dtypes.bool_:
         cond = astype(cond, dtypes.bool_)
     a, b = _operand(x, "where"), _operand(y, "where")

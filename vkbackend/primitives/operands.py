@@ -25,16 +25,17 @@ MAX_PUSH_WORDS = 32       # 128 bytes: what every Vulkan device guarantees
 HOST_DATA = (np.ndarray, list, tuple, numbers.Number, np.generic)
 
 
-def operand(x, name: str, what: str = "a", *, host: str = "refuse", half: bool = False):
+def operand(x, name: str, what: str = "a", *, host: str = "refuse", half: bool = False, wide: bool = False):
     """`x` as an operand of `name`: a vk.Array of a dtype ops compute in (float16 too where
-    `half`: the op moves its bit patterns, or casts it), else TypeError naming `what`. Host data
+    `half`: the op moves its bit patterns, or casts it; the WIDE dtypes too where `wide`), else
+    TypeError naming `what`. Host data
     (numpy arrays, lists, numbers) is, per `host`:
       'refuse'  TypeError (the op takes device arrays, as a method of vk.Array would)
       'upload'  uploaded (asarray); call it only once the rest of the input is checked
       'keep'    returned as a numpy array, checked by the same dtype rule (its upload: asarray once
                 every argument is checked; held_dtype gives the dtype it will have)."""
     if isinstance(x, Array):
-        if not (half and x.dtype == dtypes.float16):
+        if not (half and x.dtype == dtypes.float16) and not (wide and dtypes.is_wide(x.dtype)):
             dtypes.computable(x.dtype, name)
         return x
     if host != "refuse" and isinstance(x, HOST_DATA):
