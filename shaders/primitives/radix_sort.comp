@@ -4,10 +4,10 @@
 #include "lib/common.glsl"
 #include "lib/workgroup.glsl"
 #include "lib/sort_keys.glsl"
-// @variants UPSWEEP ITEMS=8|16
-// @variants DOWNSWEEP ITEMS=8|16 ?PAIRS
-// One pass of an LSD radix sort of 32-bit words by an 8-bit digit (stable), with 32-bit values
-// (PAIRS). Tiles of TILE = WG_SIZE * ITEMS elements; workgroup b handles the block of
+// @variants UPSWEEP ITEMS=8|16 ?KEY64
+// @variants DOWNSWEEP ITEMS=8|16 ?PAIRS ?KEY64
+// One pass of an LSD radix sort of 32-bit words (KEY64: of 64-bit elements, word pairs) by an
+// 8-bit digit (stable), with 32-bit values (PAIRS). Tiles of TILE = WG_SIZE * ITEMS elements; workgroup b handles the block of
 // `tiles_per_block` consecutive tiles starting at tile b * tiles_per_block. A pass is:
 //   UPSWEEP    hist[d * blocks + b] = the elements of block b whose digit is d
 //   (the host) an exclusive scan of hist (scan.comp): where block b's first digit-d element goes
@@ -22,7 +22,8 @@
 // Elements past the end take the largest digit: a stable ranking leaves them last in the tile.
 //
 // The digit: bits [shift, shift + 8) of sort_key(word) (lib/sort_keys.glsl; inverted when
-// descending), or with ROW_DIGIT of value / row_len: the rows of a segmented sort, sorted last.
+// descending; KEY64: of sort_key64's 64-bit key, shift < 64), or with ROW_DIGIT of value /
+// row_len: the rows of a segmented sort, sorted last.
 // Bindings: 0 keys in, 1 keys out, 2 values in, 3 values out, 4 hist (UPSWEEP: written;
 //   DOWNSWEEP: the scanned offsets). Offsets in words.
 #ifndef ITEMS
@@ -60,11 +61,35 @@ const uint TILE = WG_SIZE * ITEMS;
 
 bool has(uint flag) { return (p.mode & flag) != 0u; }
 
+#ifdef KEY64
+#define KEY uvec2  // an element's (low, high) words
+KEY load_key(uint e) { return uvec2(keys_in[p.key_in + 2u * e], keys_in[p.key_in + 2u * e + 1u]); }
+void store_key(uint at, KEY key) {
+    keys_out[p.key_out + 2u * at] = key.x;
+    keys_out[p.key_out + 2u * at + 1u] = key.y;
+}
+
+uint digit_of(KEY key, uint val) {
+    uint k;
+    if (has(ROW_DIGIT)) {
+        k = val / p.row_len;
+    } else {
+        uvec2 k2 = sort_key64(key, p.mode & 3u);
+        k = (p.shift >= 32u ? k2.y : k2.x) ^ (has(DESCENDING) ? 0xffffffffu : 0u);
+    }
+    return (k >> (p.shift & 31u)) & (RADIX - 1u);
+}
+#else
+#define KEY uint
+KEY load_key(uint e) { return keys_in[p.key_in + e]; }
+void store_key(uint at, KEY key) { keys_out[p.key_out + at] = key; }
+
 uint digit_of(uint key, uint val) {
     uint k = has(ROW_DIGIT) ? val / p.row_len
                             : sort_key(key, p.mode & 3u) ^ (has(DESCENDING) ? 0xffffffffu : 0u);
     return (k >> p.shift) & (RADIX - 1u);
 }
+#endif
 
 uint value_at(uint e) { return has(IOTA) ? e : vals_in[p.val_in + e]; }
 
@@ -84,7 +109,7 @@ void main() {
     for (uint base = first; base < end; base += TILE) {
         [[unroll]] for (uint k = 0u; k < ITEMS; ++k) {
             uint e = base + k * WG_SIZE + lid;
-            if (e < end) atomicAdd(counts[digit_of(keys_in[p.key_in + e], has(ROW_DIGIT) ? value_at(e) : 0u)], 1u);
+            if (e < end) atomicAdd(counts[digit_of(load_key(e), has(ROW_DIGIT) ? value_at(e) : 0u)], 1u);
         }
     }
     barrier();
@@ -92,7 +117,7 @@ void main() {
 }
 #else
 
-shared uint tile_keys[TILE];  // the tile in rank order
+shared KEY tile_keys[TILE];  // the tile in rank order
 #ifdef PAIRS
 shared uint tile_vals[TILE];
 #endif
@@ -104,7 +129,7 @@ shared uint tile_count[RADIX];
 // order of wg_exclusive_scan_add.
 uint digits_per_thread() { return (RADIX + WG_SIZE - 1u) / WG_SIZE; }
 
-void put_ranked(uint at, uint key, uint val) {
+void put_ranked(uint at, KEY key, uint val) {
     tile_keys[at] = key;
 #ifdef PAIRS
     tile_vals[at] = val;
@@ -124,7 +149,7 @@ uint item_pos(uint k) {
 
 // Places the tile's elements (keys, vals, digits: item_pos order) in tile_keys/tile_vals in rank
 // order and fills tile_start / tile_count (`valid`: the tile's elements, the rest past the end).
-void rank_tile(uint keys[ITEMS], uint vals[ITEMS], uint digits[ITEMS], uint valid) {
+void rank_tile(KEY keys[ITEMS], uint vals[ITEMS], uint digits[ITEMS], uint valid) {
     uint ns = num_subgroups();
     for (uint i = gl_LocalInvocationIndex; i < ns * RADIX; i += WG_SIZE) sg_counts[i] = 0u;
     barrier();
@@ -173,7 +198,7 @@ void rank_tile(uint keys[ITEMS], uint vals[ITEMS], uint digits[ITEMS], uint vali
 
 uint item_pos(uint k) { return wg_rank() * ITEMS + k; }  // blocked: ITEMS consecutive elements
 
-void rank_tile(uint keys[ITEMS], uint vals[ITEMS], uint digits[ITEMS], uint valid) {
+void rank_tile(KEY keys[ITEMS], uint vals[ITEMS], uint digits[ITEMS], uint valid) {
     uint r = wg_rank();
     for (uint d = gl_LocalInvocationIndex; d < RADIX; d += WG_SIZE) tile_count[d] = 0u;
     barrier();
@@ -225,10 +250,11 @@ void main() {
     uint first = block * p.tiles_per_block * TILE;
     uint end = min(first + p.tiles_per_block * TILE, p.n);
     for (uint base = first; base < end; base += TILE) {
-        uint keys[ITEMS], vals[ITEMS], digits[ITEMS];
+        KEY keys[ITEMS];
+        uint vals[ITEMS], digits[ITEMS];
         [[unroll]] for (uint k = 0u; k < ITEMS; ++k) {
             uint e = base + item_pos(k);
-            keys[k] = e < end ? keys_in[p.key_in + e] : 0u;
+            keys[k] = e < end ? load_key(e) : KEY(0u);
 #ifdef PAIRS
             vals[k] = e < end ? value_at(e) : 0u;
 #else
@@ -241,7 +267,7 @@ void main() {
         [[unroll]] for (uint k = 0u; k < ITEMS; ++k) {
             uint i = k * WG_SIZE + lid;
             if (i < valid) {
-                uint key = tile_keys[i];
+                KEY key = tile_keys[i];
 #ifdef PAIRS
                 uint val = tile_vals[i];
 #else
@@ -249,7 +275,7 @@ void main() {
 #endif
                 uint d = digit_of(key, val);
                 uint at = digit_next[d] + i - tile_start[d];
-                if (has(WRITE_KEYS)) keys_out[p.key_out + at] = key;
+                if (has(WRITE_KEYS)) store_key(at, key);
                 if (has(WRITE_VALUES)) vals_out[p.val_out + at] = has(COLUMN) ? val % p.row_len : val;
             }
         }
