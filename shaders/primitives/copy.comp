@@ -9,7 +9,8 @@
 // dst[view] = T_DST(src[view]) between two strided views of RANK (collapsed) dims walked in C order.
 // Used for strided copies (transpose of any permutation, stepped slices), concatenation (the dst
 // view is a slab of the output) and dtype-converting copies.
-// Defines: T_SRC, T_DST (float, int or uint; equal for a bit copy);
+// Defines: T_SRC, T_DST (float, int or uint; equal for a bit copy: uint, or for the packed dtypes
+//   uint8_t, uint16_t (with VK_WIDE) or uvec2, primitives/moves.py);
 //   RANK: 0 = both sides contiguous, else the number of dims;
 //   VEC4 (RANK 0 only, both offsets multiples of 4, T_SRC == T_DST): 16-byte loads and stores.
 // Bindings: 0 dst, 1 src; with VEC4 also 2 dst and 3 src again, seen as uvec4 (the same buffers).

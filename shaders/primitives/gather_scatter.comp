@@ -66,7 +66,8 @@
 // NO_INDEX (with WINDOWED): no index operand (I is a dummy binding): a strided copy D = B (or,
 //   OP_SCATTER, B = D).
 // Defines: OP_*, RANK (>= 1), IDX_SIGNED (int32 indices), T (scatter-add element type), MODE_*,
-//   CHECK, WINDOWED, NO_INDEX.
+//   CHECK, WINDOWED, NO_INDEX; T_MOVE (OP_GATHER, OP_SCATTER, not WINDOWED): the type D and B's
+//   elements move as, bits (primitives/moves.py: uint8_t, uint16_t, uvec2; default uint).
 // Bindings: 0 D, 1 I, 2 B, 3 W (claim words or the ordered output; a dummy otherwise), 4 F (CHECK).
 // Push words: n, axis_len, axis_stride (ORDERED: M, the contributions per fiber), off_D, off_I,
 //   off_B, shape[RANK], sD[RANK], sI[RANK], sB[RANK]; ORDERED adds off_W, I axis stride,
@@ -92,9 +93,12 @@
 #define EXTRA_AT (HEAD + 4 * RANK)
 layout(push_constant) uniform Push { uint w[HEAD + 4 * RANK + EXTRA]; } p;
 
-layout(std430, binding = 0) buffer Direct { uint d_[]; };
+#ifndef T_MOVE
+#define T_MOVE uint
+#endif
+layout(std430, binding = 0) buffer Direct { T_MOVE d_[]; };
 layout(std430, binding = 1) readonly buffer Indices { uint i_[]; };
-layout(std430, binding = 2) buffer Base { uint b_[]; };
+layout(std430, binding = 2) buffer Base { T_MOVE b_[]; };
 layout(std430, binding = 3) buffer Claim { uint w_[]; };
 #ifdef OP_FLAG_VALUE
 #define CHECK 1

@@ -4,7 +4,8 @@
 // @variants
 // @variants WINDOWED
 // Batched transpose of the last two axes: out[b, c, r] = in[b, r, c] for in of shape (B, R, C),
-// both C-contiguous, any 32-bit dtype (the words are copied as bits).
+// both C-contiguous, elements moved as bits: 32-bit words, or T_MOVE (primitives/moves.py:
+// uint8_t, uint16_t, uvec2) held in the tile as T_TILE (uint, or uvec2).
 // A workgroup moves TILE x TILE tiles through shared memory so that both the reads (along c) and
 // the writes (along r) are consecutive in memory; the +1 column of padding makes the column-wise
 // reads of the tile hit TILE different banks. Workgroups loop over the B * tiles_r * tiles_c tiles,
@@ -32,10 +33,14 @@ layout(push_constant) uniform Push {
 #define OUT_PITCH p.rows
 #endif
 
-layout(std430, binding = 0) writeonly buffer Out { uint out_[]; };
-layout(std430, binding = 1) readonly buffer In { uint in_[]; };
+#ifndef T_MOVE
+#define T_MOVE uint
+#define T_TILE uint
+#endif
+layout(std430, binding = 0) writeonly buffer Out { T_MOVE out_[]; };
+layout(std430, binding = 1) readonly buffer In { T_MOVE in_[]; };
 
-shared uint tile[TILE][TILE + 1u];
+shared T_TILE tile[TILE][TILE + 1u];
 
 void main() {
     const uint rows_per_pass = WG_SIZE / TILE;
@@ -51,12 +56,12 @@ void main() {
         uint r0 = tr * TILE, c0 = tc * TILE;
         for (uint y = ly; y < TILE; y += rows_per_pass) {
             uint r = r0 + y, c = c0 + lx;
-            if (r < p.rows && c < p.cols) tile[y][lx] = in_[p.in_off + plane + r * IN_PITCH + c];
+            if (r < p.rows && c < p.cols) tile[y][lx] = T_TILE(in_[p.in_off + plane + r * IN_PITCH + c]);
         }
         barrier();
         for (uint y = ly; y < TILE; y += rows_per_pass) {
             uint c = c0 + y, r = r0 + lx;  // output row c, column r
-            if (c < p.cols && r < p.rows) out_[p.out_off + plane + c * OUT_PITCH + r] = tile[lx][y];
+            if (c < p.cols && r < p.rows) out_[p.out_off + plane + c * OUT_PITCH + r] = T_MOVE(tile[lx][y]);
         }
         barrier();  // the tile is rewritten by the next iteration
     }

@@ -17,6 +17,7 @@ from .creation import asarray
 from .elementwise import from_half_bits, half_bits, not_equal
 from .indexing import take
 from .launch import budget_chunks, collective_cost, grid_groups
+from .moves import per_word
 from .operands import MAX_PUSH_WORDS, WG, Plan, checked_words, normalize_axes, operand
 from .reduce import sum as _sum
 
@@ -129,7 +130,7 @@ def compress_mask(a, mask) -> Array:
     of the tile counts, scatter) and reads the count back: one host sync. A host mask needs no
     sync (its indices are found on the host and gathered)."""
     name = "compress_mask"
-    a = operand(a, name, half=True)
+    a = operand(a, name, half=True, wide=True)
     m = _mask_operand(mask, name)
     mshape = tuple(m.shape)
     if not mshape:  # numpy's and the standard's a[True] (shape (1,) + a.shape) and a[False] ((0,) + ...)
@@ -148,7 +149,7 @@ def compress_mask(a, mask) -> Array:
     rows = a.reshape((math.prod(mshape),) + inner)
     if isinstance(m, np.ndarray):
         return take(rows, np.flatnonzero(m), axis=0)
-    if not inner:
+    if not inner and per_word(a.dtype):  # the compaction moves 32-bit words; others are gathered
         return _compact(m.reshape(-1), "VALUES", a.dtype, values=a)
     return take(rows, _compact(m.reshape(-1), "INDEX", dtypes.int32), axis=0, check_indices=False)  # in range
 
@@ -187,7 +188,7 @@ def count_nonzero(x, /, *, axis=None, keepdims=False) -> Array:
     not) over `axis` (None: all; an int or a tuple of ints), as int32, the default integer dtype
     (numpy's np.count_nonzero(x) returns a Python int; here a 0-d array, no sync)."""
     name = "count_nonzero"
-    x = operand(x, name, "x")
+    x = operand(x, name, "x", wide=True)
     if axis is not None:
         normalize_axes(axis, x.ndim, name, "axis")  # refused before the comparison is recorded
     if not isinstance(keepdims, (bool, np.bool_)):

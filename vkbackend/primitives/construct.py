@@ -38,7 +38,9 @@ def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None) -> Array:
     rows = _count(n_rows, name, "n_rows")
     cols = rows if n_cols is None else _count(n_cols, name, "n_cols")
     k = integer(k, name, "k")
-    dtype = dtypes.float32 if dtype is None else dtypes.check(dtype)
+    dtype = dtypes.float32 if dtype is None else dtypes.check(dtype, held=True)
+    if dtype == dtypes.float16:
+        dtypes.computable(dtype, name)
     # Diagonal k starts at (0, k) or (-k, 0) and runs while both indices are in range.
     length = max(0, min(rows, cols - k) if k >= 0 else min(rows + k, cols))
     start = k if k >= 0 else -k * cols
@@ -85,7 +87,7 @@ def meshgrid(*arrays, indexing="xy") -> list:
     name = "meshgrid"
     if indexing not in ("xy", "ij"):
         raise ValueError(f"{name}: indexing must be 'xy' or 'ij', got {indexing!r}")
-    held = [operand(a, name, f"arrays[{k}]", host="keep", half=True) for k, a in enumerate(arrays)]
+    held = [operand(a, name, f"arrays[{k}]", host="keep", half=True, wide=True) for k, a in enumerate(arrays)]
     lengths = [int(np.prod(a.shape)) for a in held]
     nd = len(held)
     out_shape = list(lengths)

@@ -26,8 +26,9 @@ def _diagonal(x: Array, offset: int) -> Array:
     return strided_copy(x, batch + (length,), strides, x.offset + start)
 
 
-def _matrices(x, name: str) -> Array:
-    x = operand(x, name, "x")
+def _matrices(x, name: str, wide: bool = False) -> Array:
+    """wide: the op only moves elements, so it takes the 8/16/64-bit dtypes too."""
+    x = operand(x, name, "x", wide=wide)
     if x.ndim < 2:
         raise ValueError(f"{name}: expected a stack of matrices (at least 2 dimensions), got shape {x.shape}")
     return x
@@ -36,7 +37,7 @@ def _matrices(x, name: str) -> Array:
 def diagonal(x, /, *, offset=0) -> Array:
     """The diagonals of the matrices in x (..., M, N): shape (..., L); offset > 0 above the main
     diagonal, < 0 below (L is 0 when it lies outside the matrix)."""
-    x = _matrices(x, "diagonal")
+    x = _matrices(x, "diagonal", wide=True)
     return _diagonal(x, integer(offset, "diagonal", "offset"))
 
 

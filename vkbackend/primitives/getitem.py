@@ -151,7 +151,7 @@ def getitem(a, key, *, check_indices=None):
     name = "getitem"
     key = key if isinstance(key, tuple) else (key,)
     kinds = [_key_kind(k) for k in key] if isinstance(a, Array) else []
-    a = operand(a, name, half="mask" in kinds)  # compress_mask takes float16
+    a = operand(a, name, half="mask" in kinds, wide=True)  # compress_mask takes float16
     if "mask" in kinds:
         if "index" in kinds:
             raise IndexError(f"{name}: a boolean mask together with integer array indices is not supported; "

@@ -12,6 +12,9 @@ Gathers whose source, indices or result lie in a buffer larger than a shader may
 of the output (windows.py, gather_in_windows): each dispatch binds a window of every such buffer;
 where the indices may reach more of the source than one window holds, one dispatch per part of
 it writes the elements whose index falls there (a masked gather).
+
+Elements of every dtype but float16 move as their bits in their own width (moves.py): the gathers
+and scatters take the 8/16/64-bit dtypes too, exactly (not in windows: those hold 32-bit words).
 """
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ from .creation import asarray, check_fits
 from .elementwise import broadcast_strides
 from .index_check import IndexCheck, wanted
 from .launch import grid_groups
+from .moves import check_windowed, move_defines, nbytes
 from .operands import WG, Plan, checked_words, collapsed, contiguous_strides, operand
 
 __all__ = ["take", "take_along_axis"]
@@ -228,12 +232,13 @@ def gather(src: Array, src_offset: int, out_shape, base_strides, idx: Index, idx
     """out[c] = src[src_offset + sum(c * base_strides) + index(c) * axis_stride] over out_shape."""
     out_shape = tuple(out_shape)
     n = math.prod(out_shape)
-    if n and (src.buffer.big or idx.big or windows.is_big(4 * n)):
+    if n and (src.buffer.big or idx.big or windows.is_big(nbytes(n, src.dtype))):
         return gather_in_windows(src, src_offset, out_shape, base_strides, idx, idx_strides, axis_stride, idx.name)
     plan = None
     if n:
         plan = plan_indexed("GATHER", out_shape, Walk(0, contiguous_strides(out_shape)),
-                            Walk(idx.offset, idx_strides), Walk(src_offset, base_strides), axis_stride, idx)
+                            Walk(idx.offset, idx_strides), Walk(src_offset, base_strides), axis_stride, idx,
+                            move_defines(src.dtype, "T_MOVE"))
     out = Array.empty(out_shape, src.dtype)
     if plan is not None:
         idx.launch(plan, out.buffer, src.buffer, out.buffer)
@@ -249,9 +254,7 @@ def gather_in_windows(src: Array, src_offset: int, out_shape, base_strides, idx:
     indices may reach more of the source than fits beside a box's walk (half a window), each box
     is gathered once per part of its source range, each dispatch writing the elements whose index
     falls in its part. Planned, and refused with ValueError, before any GPU work."""
-    if src.dtype == dtypes.float16:
-        raise ValueError(f"{name}: arrays larger than maxStorageBufferRange work in windows of 32-bit "
-                         "words; float16 packs two in one")
+    check_windowed(src.dtype, name)
     count = math.prod(out_shape)
     check_fits(count, name, f"the result of {count} elements")  # before planning its boxes
     limit = windows.chunk_words()
@@ -302,7 +305,7 @@ def take(a, indices, axis=None, mode="raise", *, check_indices=None) -> Array:
     mode 'raise' (host indices checked; device ones: see the module doc), 'wrap' or 'clip'.
     check_indices: the checked mode of device indices (index_check.py; None: the environment)."""
     name = "take"
-    a = operand(a, name)
+    a = operand(a, name, wide=True)
     check_mode(mode, name)
     if axis is None:
         a, axis = a.reshape(-1), 0
@@ -358,7 +361,7 @@ def _along_axis_integers(indices, name: str) -> None:
 
 def along_axis_args(arr, indices, axis, name: str, check_indices) -> tuple:
     """(arr, axis, index operand, iteration shape) of take/put_along_axis, checked."""
-    arr = operand(arr, name, "arr")
+    arr = operand(arr, name, "arr", wide=True)
     _along_axis_integers(indices, name)
     if axis is None:
         idx_ndim = np.ndim(indices) if not isinstance(indices, Array) else indices.ndim

@@ -2,8 +2,10 @@
 Array.T), concatenate and stack.
 
 Shaders: primitives/copy.comp (a strided view copied into another, with a dtype conversion where
-they differ) and transpose.comp (tiled last-two-axes transpose). Every op checks its input and
-raises before recording GPU work, and records without submitting.
+they differ) and transpose.comp (tiled last-two-axes transpose). Elements of every dtype but
+float16 move as their bits in their own width (moves.py), so these take the 8/16/64-bit dtypes
+too, exactly. Every op checks its input and raises before recording GPU work, and records without
+submitting.
 
 Arrays past maxStorageBufferRange (windows.py) are transposed and copied in boxes of the output
 that each big buffer sees through one window: transpose.comp's WINDOWED variant for last-two-axes
@@ -23,6 +25,7 @@ from . import windows
 from .creation import asarray
 from .indexing import gather_in_windows
 from .launch import grid_groups
+from .moves import check_windowed, move_defines, move_type, nbytes, per_word
 from .operands import (HOST_DATA, WG, Plan, checked_words, collapsed, contiguous_strides, held_dtype, normalize_axes,
                        operand)
 
@@ -36,18 +39,29 @@ _MIN_TILED_EDGE = 8        # below this a 32x32 tile is mostly idle: the strided
 
 def plan_copy(shape, dst_off: int, dst_strides, src_off: int, src_strides, dst_dtype, src_dtype,
               name: str) -> tuple:
-    """Plan dst_view = src_view (with a dtype conversion when they differ). Returns (plan, vec4):
-    with vec4 the kernel takes both buffers twice (scalar and uvec4 bindings)."""
+    """Plan dst_view = src_view (with a dtype conversion when they differ: 32-bit dtypes and bool
+    only; the others are converted by astype first). Offsets and strides in elements. Returns
+    (plan, vec4): with vec4 the kernel takes both buffers twice (scalar and uvec4 bindings)."""
     n = math.prod(shape)
     cshape, (sd, ss) = collapsed(shape, [dst_strides, src_strides])
-    same = np.dtype(dst_dtype) == np.dtype(src_dtype)
-    glsl = dtypes.GLSL
-    t_dst, t_src = ("uint", "uint") if same else (glsl[np.dtype(dst_dtype)], glsl[np.dtype(src_dtype)])
-    defines = {"T_DST": t_dst, "T_SRC": t_src}
+    dst_dtype, src_dtype = np.dtype(dst_dtype), np.dtype(src_dtype)
+    same = dst_dtype == src_dtype
+    contiguous = len(cshape) == 1 and sd == [1] and ss == [1]
+    defines = {"T_DST": "uint", "T_SRC": "uint"}
+    if same and not per_word(dst_dtype):
+        size = dst_dtype.itemsize
+        if contiguous and (dst_off * size) % 4 == 0 and (src_off * size) % 4 == 0 and (n * size) % 4 == 0:
+            # whole words at both ends: copied as words (16 bytes at a time where aligned)
+            return plan_copy((n * size // 4,), dst_off * size // 4, [1], src_off * size // 4, [1],
+                             dtypes.uint32, dtypes.uint32, name)
+        t = move_type(dst_dtype)
+        defines = {**move_defines(dst_dtype, "T_DST"), "T_SRC": t}
+    elif not same:
+        defines = {"T_DST": dtypes.GLSL[dst_dtype], "T_SRC": dtypes.GLSL[src_dtype]}
     words = [n, dst_off, src_off]
     vec4 = False
-    if len(cshape) == 1 and sd == [1] and ss == [1]:
-        vec4 = same and dst_off % 4 == 0 and src_off % 4 == 0 and n >= 4
+    if contiguous:
+        vec4 = same and per_word(dst_dtype) and dst_off % 4 == 0 and src_off % 4 == 0 and n >= 4
         if vec4:
             defines["VEC4"] = 1
         items = -(-n // 4) if vec4 else n
@@ -91,7 +105,7 @@ def strided_copy(a: Array, shape, strides, offset: int | None = None) -> Array:
     ValueError otherwise, before any GPU work (a pooled buffer may hold slack or other data past
     them)."""
     name = "strided_copy"
-    a = operand(a, name)
+    a = operand(a, name, wide=True)
     try:
         shape = tuple(operator.index(s) for s in shape)
         strides = tuple(operator.index(s) for s in strides)
@@ -134,8 +148,10 @@ def _merge_permutation(shape, perm) -> tuple:
 
 
 def _plan_tiled_transpose(batch: int, rows: int, cols: int, in_off: int, out_off: int = 0,
-                          pitches: tuple | None = None) -> Plan:
-    """pitches: (in_pitch, out_pitch, plane) of a box of a larger transpose (WINDOWED)."""
+                          pitches: tuple | None = None, dtype=dtypes.uint32) -> Plan:
+    """pitches: (in_pitch, out_pitch, plane) of a box of a larger transpose (WINDOWED). dtype:
+    the elements', moved as bits (a 32-bit word, or moves.py's type held in the tile as one
+    word or, 64-bit, two)."""
     tiles_r, tiles_c = -(-rows // _TILE), -(-cols // _TILE)
     # One workgroup per tile up to the grid cap; the kernel loops over the rest. A tile costs its
     # trip and two loops of _TILE / (WG / _TILE) rows (each 1 more on its way out).
@@ -143,7 +159,10 @@ def _plan_tiled_transpose(batch: int, rows: int, cols: int, in_off: int, out_off
     groups = grid_groups(batch * tiles_r * tiles_c, 1, per_trip=per_tile)
     words = [batch, rows, cols, in_off, out_off, tiles_r, tiles_c]
     if pitches is None:
-        return Plan("primitives/transpose.comp", {}, words, groups)
+        defines = move_defines(dtype, "T_MOVE")
+        if defines:
+            defines["T_TILE"] = "uvec2" if dtype.itemsize == 8 else "uint"
+        return Plan("primitives/transpose.comp", defines, words, groups)
     return Plan("primitives/transpose.comp", {"WINDOWED": 1}, words + list(pitches), groups)
 
 
@@ -186,9 +205,10 @@ def _permute(a: Array, perm: list, name: str) -> Array:
         return Array.empty(out_shape, a.dtype)
     k = len(mperm) - 2
     if mperm == list(range(k)) + [k + 1, k] and min(merged[k], merged[k + 1]) >= _MIN_TILED_EDGE:
-        if a.buffer.big or windows.is_big(4 * a.size):
+        if a.buffer.big or windows.is_big(nbytes(a.size, a.dtype)):
+            check_windowed(a.dtype, name)
             return _tiled_in_windows(a, math.prod(merged[:k]), merged[k], merged[k + 1], out_shape)
-        plan = _plan_tiled_transpose(math.prod(merged[:k]), merged[k], merged[k + 1], a.offset)
+        plan = _plan_tiled_transpose(math.prod(merged[:k]), merged[k], merged[k + 1], a.offset, dtype=a.dtype)
         out = Array.empty(out_shape, a.dtype)
         plan.launch([out.buffer, a.buffer])
         return out
@@ -200,7 +220,7 @@ def transpose(a, axes=None) -> Array:
     """numpy.transpose: axes reversed by default, else the permutation `axes`. A view where no
     element moves (numpy's is always a view; here other permutations are copies)."""
     name = "transpose"
-    a = operand(a, name)
+    a = operand(a, name, wide=True)
     if axes is None:
         perm = list(range(a.ndim))[::-1]
     else:
@@ -213,7 +233,7 @@ def transpose(a, axes=None) -> Array:
 def moveaxis(a, source, destination) -> Array:
     """numpy.moveaxis: the axes `source` moved to `destination`, the others in their order."""
     name = "moveaxis"
-    a = operand(a, name)
+    a = operand(a, name, wide=True)
     src = normalize_axes(source, a.ndim, name, "source")
     dst = normalize_axes(destination, a.ndim, name, "destination")
     if len(src) != len(dst):
@@ -227,7 +247,7 @@ def moveaxis(a, source, destination) -> Array:
 def swapaxes(a, axis1, axis2) -> Array:
     """numpy.swapaxes."""
     name = "swapaxes"
-    a = operand(a, name)
+    a = operand(a, name, wide=True)
     i, j = normalize_axis(axis1, a.ndim, name), normalize_axis(axis2, a.ndim, name)
     perm = list(range(a.ndim))
     perm[i], perm[j] = perm[j], perm[i]
@@ -254,7 +274,10 @@ def _shape_of(x) -> tuple:
 
 
 def _result_dtype(arrays, name: str) -> np.dtype:
-    return dtypes.narrow(np.result_type(*[held_dtype(x) for x in arrays]), name)
+    """numpy's promotion as the elementwise functions narrow it (int32 with uint32: int64; with an
+    8/16/64-bit operand numpy's result)."""
+    held = [held_dtype(x) for x in arrays]
+    return dtypes.narrow(np.result_type(*held), name, wide=True, exact=any(map(dtypes.is_wide, held)))
 
 
 def _concat_shapes(shapes, axis, name: str) -> tuple:
@@ -279,7 +302,10 @@ def _concat_shapes(shapes, axis, name: str) -> tuple:
 
 def concatenate(arrays, axis=0) -> Array:
     """numpy.concatenate (axis=None flattens first); the result dtype follows numpy's promotion,
-    narrowed to the supported dtypes. One strided copy per input into its slab of the output."""
+    narrowed to the supported dtypes. One strided copy per input into its slab of the output,
+    converting 32-bit dtypes on the way. Where the result or an input is 8/16/64-bit, the inputs
+    of another dtype than the result are converted by astype first (numpy's conversion) and every
+    input is moved as bits."""
     name = "concatenate"
     arrays = _sequence(arrays, name)
     dtype = _result_dtype(arrays, name)
@@ -288,19 +314,31 @@ def concatenate(arrays, axis=0) -> Array:
         shapes, axis = [(math.prod(s),) for s in shapes], 0
     out_shape, axis = _concat_shapes(shapes, axis, name)
     out_strides = contiguous_strides(out_shape)
+    # 8/16/64-bit dtypes are not converted by the copy: such inputs arrive in the result's dtype
+    convert = not per_word(dtype) or not all(per_word(held_dtype(x)) for x in arrays)
     plans, start = [], 0
     for s, x in zip(shapes, arrays):
-        src_off = x.offset if isinstance(x, Array) else 0  # host data lands at offset 0
+        src = held_dtype(x)
+        moved = isinstance(x, Array) and (not convert or src == dtype)
+        src_off = x.offset if moved else 0  # host data and converted copies land at offset 0
         if math.prod(s):
             plans.append(plan_copy(s, start * out_strides[axis], out_strides, src_off,
-                                   contiguous_strides(s), dtype, held_dtype(x), name))
+                                   contiguous_strides(s), dtype, dtype if convert else src, name))
         else:
             plans.append(None)
         start += s[axis]
+    if convert:  # every input checked (the plans) before any upload or conversion
+        for x in arrays:
+            operand(x, name, "arrays", host="keep", wide=True)
     out = Array.empty(out_shape, dtype)
     for plan, x in zip(plans, arrays):
-        if plan is not None:
-            launch_copy(plan, out.buffer, operand(x, name, "arrays", host="upload").buffer)
+        if plan is None:
+            continue
+        if convert and not isinstance(x, Array):
+            x = asarray(x, dtype)
+        elif convert and x.dtype != dtype:
+            x = x.astype(dtype)
+        launch_copy(plan, out.buffer, operand(x, name, "arrays", host="upload", wide=True).buffer)
     return out
 
 
@@ -314,7 +352,7 @@ def stack(arrays, axis=0) -> Array:
     shape = shapes.pop()
     axis = normalize_axis(axis, len(shape) + 1, name)
     _result_dtype(arrays, name)  # refuse an unsupported promotion before any upload
-    checked = [operand(x, name, "arrays", host="keep") for x in arrays]  # every one, then uploads
+    checked = [operand(x, name, "arrays", host="keep", wide=True) for x in arrays]  # every one, then uploads
     expanded = [x if isinstance(x, Array) else asarray(x) for x in checked]
     expanded = [x.reshape(shape[:axis] + (1,) + shape[axis:]) for x in expanded]
     return concatenate(expanded, axis)

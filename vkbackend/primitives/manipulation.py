@@ -7,7 +7,8 @@ A copy here is one strided copy (primitives/copy.comp) of a view of the input's 
 of the output: flips walk with negative strides, broadcasts, tiles and integer repeats with zero
 strides, roll copies one block per combination of the two segments of its rolled axes. What
 moves no element is a view, as numpy's (squeeze, expand_dims, reshape; flip of axes of length
-1). Functions that only move elements take float16, moved as bit patterns (one per word).
+1). Functions that only move elements take every dtype an array holds, moved as bit patterns:
+float16 one half per word (half_bits), the 8/16/64-bit dtypes in their own width (moves.py).
 Everything is checked, and every copy planned, before any GPU work.
 """
 from __future__ import annotations
@@ -29,6 +30,7 @@ from .elementwise import (from_half_bits, greater_equal, half_bits, less_equal, 
                           where)
 from .indexing import take
 from .layout import _concat_shapes, _sequence, concatenate, launch_copy, plan_copy, transpose
+from .moves import from_pairs, pairs
 from .operands import MAX_PUSH_WORDS, collapsed, contiguous_strides, held_dtype, integer, normalize_axes, operand
 
 __all__ = ["squeeze", "expand_dims", "reshape", "flip", "roll", "broadcast_to", "broadcast_arrays",
@@ -91,7 +93,8 @@ def _view_copy(x: Array, shape: tuple, strides, src: int, name: str) -> Array:
 
 
 def _moved(x: Array, fn):
-    """fn(x) for an fn that only moves elements (checked already); float16 as bit patterns."""
+    """fn(x) for an fn that only moves elements (checked already); float16 as bit patterns (the
+    8/16/64-bit dtypes move in their own width: fn takes them as they are)."""
     if x.dtype == dtypes.float16:
         return from_half_bits(fn(half_bits(x)))
     return fn(x)
@@ -108,7 +111,7 @@ def squeeze(x, /, axis=None) -> Array:
     """The axes `axis` (an int or a tuple; None: every axis of length 1, as numpy) removed: a
     view. ValueError for an axis whose length is not 1."""
     name = "squeeze"
-    x = operand(x, name, "x", half=True)
+    x = operand(x, name, "x", half=True, wide=True)
     if axis is None:
         axes = [d for d, n in enumerate(x.shape) if n == 1]
     else:
@@ -124,7 +127,7 @@ def expand_dims(x, /, axis=0) -> Array:
     """A view with axes of length 1 inserted at `axis` (an int in [-N-1, N], or a tuple as numpy
     takes: positions in the result). Out of range: numpy's AxisError, an IndexError."""
     name = "expand_dims"
-    x = operand(x, name, "x", half=True)
+    x = operand(x, name, "x", half=True, wide=True)
     axes = _integers(axis, name, "axis")
     out_ndim = x.ndim + len(axes)
     new = normalize_axes(axes, out_ndim, name, "axis")
@@ -136,7 +139,7 @@ def reshape(x, /, shape, *, copy=None) -> Array:
     """x with a new shape (one dimension may be -1). A view (arrays are C-contiguous, so one is
     always possible); copy=True returns a copy instead."""
     name = "reshape"
-    x = operand(x, name, "x", half=True)
+    x = operand(x, name, "x", half=True, wide=True)
     if copy not in (None, True, False):
         raise TypeError(f"{name}: copy must be None, True or False, got {copy!r}")
     out = x.reshape(_integers(shape, name, "shape"))
@@ -149,7 +152,7 @@ def flip(x, /, *, axis=None) -> Array:
     """x reversed along `axis` (an int, a tuple, or None: every axis): one strided copy walking x
     backwards; a view where nothing moves (every flipped axis of length <= 1)."""
     name = "flip"
-    x = operand(x, name, "x", half=True)
+    x = operand(x, name, "x", half=True, wide=True)
     axes = range(x.ndim) if axis is None else normalize_axes(axis, x.ndim, name, "axis")
     strides = contiguous_strides(x.shape)
     start = 0
@@ -168,7 +171,7 @@ def roll(x, /, shift, *, axis=None) -> Array:
     applies to each axis; repeated axes add up). Each rolled axis splits the output in two
     segments, so the copy is one dispatch per block of segments (2**k for k rolled axes)."""
     name = "roll"
-    x = operand(x, name, "x", half=True)
+    x = operand(x, name, "x", half=True, wide=True)
     shifts = _integers(shift, name, "shift")
     if axis is None:
         return _roll(x.reshape(-1), {0: sum(shifts)}, name).reshape(x.shape)
@@ -210,7 +213,7 @@ def broadcast_to(x, /, shape) -> Array:
     """x broadcast to `shape` (numpy's rules): one strided copy with zero strides along the
     broadcast axes; a view where no element repeats. ValueError where x does not broadcast."""
     name = "broadcast_to"
-    x = operand(x, name, "x", half=True)
+    x = operand(x, name, "x", half=True, wide=True)
     shape = _shape(shape, name)
     pad = len(shape) - x.ndim
     if pad < 0 or any(n != t and n != 1 for n, t in zip(x.shape, shape[pad:])):
@@ -227,7 +230,7 @@ def broadcast_to(x, /, shape) -> Array:
 def broadcast_arrays(*arrays) -> list:
     """The arrays broadcast against one another (numpy's rules), each as broadcast_to gives it."""
     name = "broadcast_arrays"
-    held = [operand(a, name, f"arrays[{k}]", host="keep", half=True) for k, a in enumerate(arrays)]
+    held = [operand(a, name, f"arrays[{k}]", host="keep", half=True, wide=True) for k, a in enumerate(arrays)]
     shapes = [tuple(a.shape) for a in held]
     try:
         shape = tuple(np.broadcast_shapes(*shapes))
@@ -241,7 +244,7 @@ def tile(x, reps, /) -> Array:
     reps and x's shape padded with leading ones to the same length. One strided copy: the
     output is x's view of shape (r0, s0, r1, s1, ...) with zero strides along the r's."""
     name = "tile"
-    x = operand(x, name, "x", half=True)
+    x = operand(x, name, "x", half=True, wide=True)
     reps = _integers(reps, name, "repetitions")
     if any(r < 0 for r in reps):
         raise ValueError(f"{name}: repetitions must be non-negative, got {reps}")
@@ -272,7 +275,7 @@ def repeat(x, repeats, /, *, axis=None) -> Array:
     (a gather of host-computed indices; a vk.Array of repeats is read back first, one sync: the
     output's shape depends on its values)."""
     name = "repeat"
-    x = operand(x, name, "x", half=True)
+    x = operand(x, name, "x", half=True, wide=True)
     if axis is None:
         x, axis = x.reshape(-1), 0
     else:
@@ -329,7 +332,7 @@ def _permuted(x: Array, perm: list) -> Array:
 def permute_dims(x, /, axes) -> Array:
     """The standard's name of transpose with a permutation (a view where no element moves)."""
     name = "permute_dims"
-    x = operand(x, name, "x", half=True)
+    x = operand(x, name, "x", half=True, wide=True)
     perm = normalize_axes(axes, x.ndim, name, "axes")
     if len(perm) != x.ndim:
         raise ValueError(f"{name}: axes {tuple(_integers(axes, name, 'axes'))} don't match an array "
@@ -340,7 +343,7 @@ def permute_dims(x, /, axes) -> Array:
 def matrix_transpose(x, /) -> Array:
     """x with its last two axes swapped (a stack of matrices transposed); Array.mT."""
     name = "matrix_transpose"
-    x = operand(x, name, "x", half=True)
+    x = operand(x, name, "x", half=True, wide=True)
     if x.ndim < 2:
         raise ValueError(f"{name}: expected an array of at least 2 dimensions, got shape {x.shape}")
     return _permuted(x, list(range(x.ndim - 2)) + [x.ndim - 1, x.ndim - 2])
@@ -350,7 +353,7 @@ def unstack(x, /, *, axis=0) -> tuple:
     """The slices of x along `axis`, a tuple: views of x for axis 0, else views of one
     transposed copy."""
     name = "unstack"
-    x = operand(x, name, "x", half=True)
+    x = operand(x, name, "x", half=True, wide=True)
     axis = normalize_axis(axis, x.ndim, name)
     if axis:
         x = _permuted(x, [axis] + [d for d in range(x.ndim) if d != axis])
@@ -359,7 +362,7 @@ def unstack(x, /, *, axis=0) -> tuple:
 
 def concat(arrays, /, *, axis=0) -> Array:
     """The standard's name of concatenate (axis=None flattens first). float16 arrays join
-    float16 arrays, as bit patterns."""
+    float16 arrays, as bit patterns; other dtypes promote as numpy's (concatenate)."""
     name = "concat"
     arrays = _sequence(arrays, name)
     halves = [isinstance(a, Array) and a.dtype == dtypes.float16 for a in arrays]
@@ -375,7 +378,7 @@ def concat(arrays, /, *, axis=0) -> Array:
 # -- tril, triu, diff ------------------------------------------------------------------------
 
 def _triangle(name: str, x, k, lower: bool) -> Array:
-    x = operand(x, name, "x", half=True)
+    x = operand(x, name, "x", half=True, wide=True)
     k = integer(k, name, "k")
     if x.ndim < 2:
         raise ValueError(f"{name}: expected an array of at least 2 dimensions (..., M, N), got shape {x.shape}")
@@ -384,14 +387,17 @@ def _triangle(name: str, x, k, lower: bool) -> Array:
         return Array.empty(x.shape, x.dtype)
     keep_all = k >= n - 1 if lower else k <= 1 - m
     keep_none = k <= -m if lower else k >= n
-    if keep_all:
-        return x.copy()
+    if keep_all:  # the 8/16/64-bit dtypes by a bit copy
+        wide = dtypes.is_wide(x.dtype)
+        return _view_copy(x, x.shape, contiguous_strides(x.shape), 0, name) if wide else x.copy()
     if keep_none:
         return _moved(x, lambda u: zeros(u.shape, u.dtype))
     # Element (i, j) is kept where j <= i + k (tril) or j >= i + k (triu); |k| < m + n here.
     rows = arange(k, m + k, dtype=dtypes.int32).reshape(m, 1)
     cols = arange(n, dtype=dtypes.int32).reshape(1, n)
     keep = less_equal(cols, rows) if lower else greater_equal(cols, rows)
+    if x.dtype.itemsize == 8:  # selected as pairs of words: bits kept, no 64-bit arithmetic
+        return from_pairs(where(keep.reshape(m, n, 1), pairs(x), np.uint32(0)), x.dtype)
     return _moved(x, lambda u: where(keep, u, u.dtype.type(0)))
 
 

@@ -28,6 +28,7 @@ from .indexing import (Index, Walk, along_axis_args, along_axis_walks, check_mod
                        plan_indexed, take, zero_at)
 from .launch import budget_chunks
 from .layout import launch_copy, plan_full_copy
+from .moves import check_windowed, move_defines, nbytes
 from .operands import HOST_DATA, WG, Plan, collapsed, contiguous_strides, operand
 
 __all__ = ["put", "put_along_axis", "scatter_add"]
@@ -54,9 +55,9 @@ class _Values:
         """Whether the values lie (will lie, uploaded or converted) in a buffer larger than a
         shader may bind."""
         if self.array is None:
-            return windows.is_big(4 * self.host.size)
+            return windows.is_big(nbytes(self.host.size, self.dtype))
         if self.array.dtype != self.dtype:
-            return windows.is_big(4 * self.array.size)
+            return windows.is_big(nbytes(self.array.size, self.dtype))
         return self.array.buffer.big
 
     def device(self) -> Array:
@@ -118,7 +119,8 @@ def _assign(arr: Array, shape, vals: _Values, direct: Walk, index: Walk, base: W
         return scatter_in_windows(arr, shape, vals, direct, index, base, axis_stride, idx,
                                   "SCATTER", claim=not unique_indices)
     plan_args = (shape, direct, index, base, axis_stride, idx)
-    write = plan_indexed("SCATTER", *plan_args, defines=None if unique_indices else {"LAST_WINS": 1})
+    moves = move_defines(arr.dtype, "T_MOVE")  # the elements' bits, in their own width
+    write = plan_indexed("SCATTER", *plan_args, defines=moves if unique_indices else {"LAST_WINS": 1, **moves})
     claim = None if unique_indices else plan_indexed("CLAIM", *plan_args, check=False)
     values = vals.device().buffer
     if claim is None:
@@ -153,7 +155,7 @@ def put(a, ind, v, mode="raise", *, unique_indices: bool = False, check_indices=
     dropped, or the checked mode: check_indices), 'wrap' or 'clip'. Duplicates: the last wins,
     as put_along_axis."""
     name = "put"
-    a = operand(a, name)
+    a = operand(a, name, wide=True)
     check_mode(mode, name)
     flat = a.reshape(-1)
     if not flat.size and (ind.size if isinstance(ind, Array) else np.size(ind)):
@@ -177,12 +179,6 @@ def put(a, ind, v, mode="raise", *, unique_indices: bool = False, check_indices=
 
 
 # -- in windows ------------------------------------------------------------------------------
-
-def check_windowed(dtype, name: str) -> None:
-    if dtype == dtypes.float16:
-        raise ValueError(f"{name}: arrays larger than maxStorageBufferRange work in windows of 32-bit "
-                         "words; float16 packs two in one")
-
 
 def plan_in_windows(op: str, shape, direct: Walk, index: Walk, base: Walk, axis_stride: int, idx: Index | None,
                     d_big: bool, b_big: bool, name: str, defines=None, claim: bool = False,

@@ -12,6 +12,10 @@ together, with ints, slices, None and '...' around them (a scatter over the sele
 gathers: duplicates, the last wins). Values with one element per True of a mask, and masks mixed
 with integer arrays, raise IndexError.
 
+The 8/16/64-bit dtypes are written as bits in their own width (moves.py), values of another
+dtype converted by astype first (numpy's conversion); a mask picks 64-bit elements as pairs of
+words.
+
 Destinations and values larger than a shader may bind (past maxStorageBufferRange) are written
 in windows (windows.py): views by the indexed kernel's strided scatter (scatter.py,
 plan_in_windows), plain fills chunk by chunk, masks by where() and a windowed copy back (a mask
@@ -38,8 +42,9 @@ from .getitem import _basic_view, _expand_ellipsis, _key_kind, advanced_selectio
 from .indexing import Walk
 from .launch import grid_groups
 from .layout import copy_view, launch_copy, plan_copy
+from .moves import check_windowed, from_pairs, nbytes, pairs, per_word
 from .operands import HOST_DATA, WG, collapsed, contiguous_strides
-from .scatter import _assign, _Values, check_windowed, launch_in_windows, plan_in_windows
+from .scatter import _assign, _Values, launch_in_windows, plan_in_windows
 
 _SCALARS = (numbers.Number, np.generic)
 
@@ -49,12 +54,13 @@ def _value_operand(value, dtype: np.dtype, name: str):
     as numpy's assignment casts it: OverflowError for an int that does not fit), a vk.Array, or a
     host array cast to dtype (numpy's unsafe cast of arrays)."""
     if isinstance(value, Array):
-        dtypes.computable(value.dtype, name)
+        if not dtypes.is_wide(value.dtype):
+            dtypes.computable(value.dtype, name)
         return value
     if isinstance(value, complex) or isinstance(value, np.complexfloating):
         raise TypeError(f"{name}: cannot assign a complex value to an array of {dtype}")
     if isinstance(value, (*_SCALARS, str, bytes)):
-        host = np.empty((), dtypes.STORAGE[dtype] if dtype != dtypes.bool_ else np.bool_)
+        host = np.empty((), dtypes.storage(dtype) if dtype != dtypes.bool_ else np.bool_)
         try:
             host[()] = value  # a string is parsed as numpy parses it ('1.5' is 1.5)
         except ValueError as e:  # numpy's type: could not convert string to float: 'abc'
@@ -66,11 +72,11 @@ def _value_operand(value, dtype: np.dtype, name: str):
             raise TypeError(f"{name}: cannot assign values of dtype {host.dtype}: expected bool, integer or float")
         if host.dtype.kind in "US":  # parsed as numpy's assignment parses strings (ValueError for junk)
             try:
-                return host.astype(np.bool_ if dtype == dtypes.bool_ else dtypes.STORAGE[dtype])
+                return host.astype(np.bool_ if dtype == dtypes.bool_ else dtypes.storage(dtype))
             except ValueError as e:
                 raise ValueError(f"{name}: {e}") from None
         with np.errstate(invalid="ignore", over="ignore"):
-            return host.astype(np.bool_ if dtype == dtypes.bool_ else dtypes.STORAGE[dtype])
+            return host.astype(np.bool_ if dtype == dtypes.bool_ else dtypes.storage(dtype))
     raise TypeError(f"{name}: the value must be a vk.Array, an array-like or a number, got {type(value).__name__}")
 
 
@@ -94,7 +100,8 @@ def setitem(a: Array, key, value) -> None:
     if a.dtype == dtypes.float16:
         raise TypeError(f"{name}: assigning into float16 arrays is not supported ({dtypes.HALF_USES}); "
                         "assign into a float32 array and cast with .astype(np.float16)")
-    dtypes.computable(a.dtype, name)
+    if not dtypes.is_wide(a.dtype):  # the 8/16/64-bit dtypes move as bits (moves.py)
+        dtypes.computable(a.dtype, name)
     key = key if isinstance(key, tuple) else (key,)
     kinds = [_key_kind(k) for k in key]
     if "mask" in kinds:
@@ -108,16 +115,22 @@ def setitem(a: Array, key, value) -> None:
     src_strides = _broadcast_walk(val.shape, shape, name)
     if not math.prod(shape):
         return None
-    if a.buffer.big or windows.is_big(4 * val.size) or (isinstance(val, Array) and val.buffer.big):
+    if a.buffer.big or windows.is_big(nbytes(val.size, a.dtype)) or (isinstance(val, Array) and val.buffer.big):
         return _set_view_in_windows(a, view, shape, val, src_strides, name)
-    if isinstance(val, np.ndarray) and val.ndim == 0:
+    if isinstance(val, np.ndarray) and val.ndim == 0 and (per_word(a.dtype) or a.dtype.itemsize == 8):
         cshape, (cdst,) = collapsed(shape, [view.strides])
-        if len(cshape) == 1 and cdst == [1]:  # contiguous: a plain fill of a's words
-            _fill(a.buffer, view.offset, math.prod(shape), "uint", _bits(val, a.dtype))
+        if len(cshape) == 1 and cdst == [1]:  # contiguous: a plain fill of a's words (or pairs)
+            bits = _bits(val, a.dtype)
+            if per_word(a.dtype):
+                _fill(a.buffer, view.offset, math.prod(shape), "uint", bits)
+            else:
+                _fill(a.buffer, view.offset, math.prod(shape), "uvec2", bits & 0xFFFFFFFF, bits >> 32)
             return None
     src_dtype = val.dtype if isinstance(val, Array) else a.dtype
-    # copy.comp converts as GLSL does (T_DST(src)); into bool that is x != 0 instead (uint(0.5) is 0)
-    convert = a.dtype == dtypes.bool_ and src_dtype != dtypes.bool_
+    # copy.comp converts as GLSL does (T_DST(src)); into bool that is x != 0 instead (uint(0.5) is 0);
+    # it converts only between 32-bit dtypes: astype converts the others (numpy's conversion)
+    convert = ((a.dtype == dtypes.bool_ and src_dtype != dtypes.bool_) or
+               (src_dtype != a.dtype and not (per_word(a.dtype) and per_word(src_dtype))))
     src_off = val.offset if isinstance(val, Array) and not convert else 0
     plan = plan_copy(shape, view.offset, view.strides, src_off, src_strides, a.dtype,
                      a.dtype if convert else src_dtype, name)
@@ -199,7 +212,7 @@ def _set_masked(a: Array, key, kinds, value, name: str) -> None:
     _broadcast_walk(vshape, rest, name)
     if not a.size:
         return None
-    big = a.buffer.big or windows.is_big(4 * a.size)
+    big = a.buffer.big or windows.is_big(nbytes(a.size, a.dtype))
     if big:
         check_windowed(a.dtype, name)
     m = mask if isinstance(mask, Array) else asarray(np.asarray(mask))
@@ -212,6 +225,10 @@ def _set_masked(a: Array, key, kinds, value, name: str) -> None:
             v = v[()]  # a numpy scalar of a's dtype: where keeps a's dtype
     if big:  # where() in windows takes operands of a's size or one element: expand the others
         m, v = (_expanded(x, a.shape, name) for x in (m, v))
+    if a.dtype.itemsize == 8:  # picked as pairs of words: bits kept, no 64-bit arithmetic
+        v = v if isinstance(v, Array) else asarray(np.asarray(v, a.dtype), a.dtype)
+        _write_back(a, from_pairs(where(m.reshape(m.shape + (1,)), pairs(v), pairs(a)), a.dtype), name)
+        return None
     _write_back(a, where(m, v, a), name)
     return None
 
