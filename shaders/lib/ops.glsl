@@ -29,6 +29,26 @@ DEFINE_ARITH_OPS(uint, 0xffffffffu, 0u)
 DEFINE_BIT_OPS(int)
 DEFINE_BIT_OPS(uint)
 
+// WG_T64: the kernel's 64-bit type (int64_t, uint64_t or double), defined only where it asks (the
+// type needs a device feature), and its values as two 32-bit words (low first) and back.
+#ifdef WG_T64
+#define MAX_OF_double double(INF)
+#define MIN_OF_double double(-INF)
+#define MAX_OF_int64_t int64_t(0x7fffffffffffffffUL)
+#define MIN_OF_int64_t int64_t(0x8000000000000000UL)
+#define MAX_OF_uint64_t uint64_t(0xffffffffffffffffUL)
+#define MIN_OF_uint64_t uint64_t(0UL)
+DEFINE_ARITH_OPS(WG_T64, PASTE(MAX_OF_, WG_T64), PASTE(MIN_OF_, WG_T64))
+#endif
+#define WORDS64_double(x) unpackDouble2x32(x)
+#define WORDS64_int64_t(x) unpackUint2x32(uint64_t(x))
+#define WORDS64_uint64_t(x) unpackUint2x32(x)
+#define OF_WORDS64_double(w) packDouble2x32(w)
+#define OF_WORDS64_int64_t(w) int64_t(packUint2x32(w))
+#define OF_WORDS64_uint64_t(w) packUint2x32(w)
+#define WORDS64(T, x) PASTE(WORDS64_, T)(x)
+#define FROM_WORDS64(T, w) PASTE(OF_WORDS64_, T)(w)
+
 // Shared scratch holds 32-bit words of any of the three types.
 uint to_bits(float x) { return floatBitsToUint(x); }
 uint to_bits(int x) { return uint(x); }

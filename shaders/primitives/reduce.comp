@@ -13,12 +13,17 @@
 // out[o * inner + i] = REDUCE over j of x[o, j, i], for x C-contiguous of shape (outer, n, inner).
 //
 // Defines (vkbackend/primitives/reduce.py sets them):
-//   T_IN, T, T_OUT  element types of x, of the accumulation, of out; IS_FLOAT when T is float.
+//   T_IN, T, T_OUT  element types of x, of the accumulation, of out; IS_FLOAT when T is float or
+//              double. Any of vkbackend/dtypes.py's: 8/16-bit integers accumulate as int/uint.
+//   T64        T is 64-bit (int64_t, uint64_t, double; WG_T64 = T, see lib/workgroup.glsl): a
+//              value is two words in the partial states.
 //   The state one invocation accumulates, by operation:
 //     RED_OP=add|mul|min|max|and|or  a value of T (NAN_AWARE: float min/max where NaN wins, as numpy)
 //     ARG_OP=max|min                 value and index: first NaN, else extreme value, else lowest index
 //     DEV                            count and the sums of d and d^2, d = x - pivot[output] (T = T_IN;
 //                                    see the DEV section), as double-floats: var and std
+//                                    (DEV64: as double-doubles, for float64 results)
+//     DD_SUM                         float64 sums (RED_OP add, T double) as double-doubles
 //   TRUTH      elements enter as T(x != 0) (all/any).
 //   DIVIDE     out = value / p.den with numpy's x/0 rules (mean); DEV: var with p.den = ddof. SQRT after.
 //   LAYOUT_ROW inner == 1 and one output per workgroup: vec4 loads, lib/workgroup.glsl merge
@@ -31,7 +36,7 @@
 // With p.splits > 1 each workgroup publishes a partial state; the last one to arrive at its tile's
 // counter merges them and sets the counter back to 0: one dispatch, no second pass over the data.
 // Bindings: 0 x, 1 out, 2 partial states (32-bit words), 3 tile counters (0 between dispatches);
-// DEV: 4 the pivots, from p.piv_off.
+// DEV: 4 the pivots, from p.piv_off. DD_SUM: p.count, the exact count mean divides by.
 layout(constant_id = 2) const uint COLS = 1u;
 layout(constant_id = 3) const uint ROW_FAST = 0u;
 const uint ROWS = WG_SIZE / COLS;
@@ -39,11 +44,21 @@ const uint ROWS = WG_SIZE / COLS;
 layout(push_constant) uniform Push {
     uint n; uint inner; uint outputs; uint tiles; uint x_off; uint out_off; uint splits; uint chunk;
     float den; uint piv_off;
+#ifdef DD_SUM
+    uint count;
+#endif
 } p;
 
 #define vec4_of_float vec4
 #define vec4_of_int ivec4
 #define vec4_of_uint uvec4
+#define vec4_of_int8_t i8vec4
+#define vec4_of_uint8_t u8vec4
+#define vec4_of_int16_t i16vec4
+#define vec4_of_uint16_t u16vec4
+#define vec4_of_int64_t i64vec4
+#define vec4_of_uint64_t u64vec4
+#define vec4_of_double dvec4
 #define VEC_IN PASTE(vec4_of_, T_IN)
 layout(std430, binding = 0) readonly buffer X { T_IN x_[]; };
 layout(std430, binding = 0) readonly buffer XV { VEC_IN xv_[]; };  // the same words, 16 bytes at a time
@@ -63,11 +78,94 @@ float divide_by_count(float x, float den) {
     return (x == 0.0 || isnan(x)) ? NAN : (x > 0.0 ? INF : -INF);
 }
 
+#if defined(DD_SUM) || defined(DEV64)
+// ---- double-doubles (hi, lo): float64 sums as accurate as in twice the precision ----
+// hi is the plain double sum along the reduction's tree (inf and NaN propagate through it as
+// through any sum) and lo gathers its rounding errors, each exact (Knuth's two-sum): Ogita, Rump
+// & Oishi's Sum2, whose error is about one rounding of the result plus n * eps^2 of the sum of
+// magnitudes, below numpy's pairwise sum's. (Self-contained: these kernels do not include
+// lib/math64.glsl, which needs shaderInt64.)
+dvec2 red_two_sum(double a, double b) {
+    precise double s = a + b;
+    precise double bb = s - a;
+    precise double e = (a - (s - bb)) + (b - bb);
+    return dvec2(s, e);
+}
+// a * b = p + e exactly (Dekker, no fma: Vulkan's may be a separate multiply and add), for
+// |a|, |b| below 2**996.
+dvec2 red_two_prod(double a, double b) {
+    precise double ca = 134217729.0LF * a, cb = 134217729.0LF * b;
+    precise double ah = ca - (ca - a), bh = cb - (cb - b);
+    precise double al = a - ah, bl = b - bh;
+    precise double p = a * b;
+    precise double e = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
+    return dvec2(p, e);
+}
+dvec2 dd_accumulate(dvec2 a, dvec2 b) {
+    dvec2 s = red_two_sum(a.x, b.x);
+    precise double lo = (a.y + b.y) + s.y;
+    return dvec2(s.x, lo);
+}
+#define NAN_D double(NAN)
+#define INF_D double(INF)
+bool finite_d(double x) { return !(isinf(x) || isnan(x)); }
+double dd_value(dvec2 s) { return finite_d(s.x) ? s.x + s.y : s.x; }
+double divide_by_count_d(double x, double den) {
+    if (den > 0.0) return x / den;
+    return (x == 0.0 || isnan(x)) ? NAN_D : (x > 0.0 ? INF_D : -INF_D);
+}
+// (a.x + a.y) / b for b > 0 with the quotient's residual folded back in: correctly rounded but
+// for rare ties, whatever the device's double division (Vulkan allows it ulps of error).
+double div_refined(dvec2 a, double b) {
+    double q = a.x / b;
+    if (!finite_d(a.x) || !finite_d(q)) return q;
+    if (abs(q) > 1e295LF || b > 1e295LF) return q + a.y / b;
+    dvec2 qb = red_two_prod(q, b);
+    precise double r = ((a.x - qb.x) - qb.y) + a.y;
+    return q + r / b;
+}
+#ifdef DEV64
+// Double-double steps for var's finish (|values| well inside the range: dev_finish scales them).
+dvec2 dd_norm(double hi, double lo) {  // |hi| >= |lo| (or hi == 0)
+    precise double s = hi + lo;
+    precise double e = lo - (s - hi);
+    return dvec2(s, e);
+}
+dvec2 dd_add(dvec2 a, dvec2 b) {
+    dvec2 s = red_two_sum(a.x, b.x);
+    precise double lo = (a.y + b.y) + s.y;
+    return dd_norm(s.x, lo);
+}
+dvec2 dd_mul(dvec2 a, dvec2 b) {
+    dvec2 p = red_two_prod(a.x, b.x);
+    precise double lo = p.y + (a.x * b.y + a.y * b.x);
+    return dd_norm(p.x, lo);
+}
+dvec2 dd_div(dvec2 a, double b) {  // b > 0
+    double q = a.x / b;
+    dvec2 qb = red_two_prod(q, b);
+    precise double r = ((a.x - qb.x) - qb.y) + a.y;
+    return dd_norm(q, r / b);
+}
+// sqrt(a.x + a.y) (a.x > 0), rounded once more than a correctly rounded root at most.
+double dd_sqrt(dvec2 a) {
+    double r = sqrt(a.x);
+    dvec2 rr = red_two_prod(r, r);
+    precise double e = ((a.x - rr.x) - rr.y) + a.y;
+    return r + e / (2.0 * r);
+}
+#endif
+#endif
+
 // ---- states: s_identity, s_single (one element), s_combine (associative), wg_merge (whole
 // workgroup, from uniform control flow), s_store / s_load (partials), S_VALUE (what is output) ----
 #if defined(ARG_OP)
 struct S { T v; uint i; };
+#ifdef T64
+const uint S_WORDS = 3u;
+#else
 const uint S_WORDS = 2u;
+#endif
 S s_identity() { return S(PASTE(identity_, ARG_OP)(T(0)), ~0u); }
 S s_single(T x, uint i) { return S(x, i); }
 #ifdef IS_FLOAT
@@ -94,9 +192,96 @@ S wg_merge(S s) {
 #endif
     return S(best, i);
 }
+#ifdef T64
+void s_store(uint k, S s) {
+    uvec2 w = WORDS64(T, s.v);
+    part_[3u * k] = w.x; part_[3u * k + 1u] = w.y; part_[3u * k + 2u] = s.i;
+}
+S s_load(uint k) { return S(FROM_WORDS64(T, uvec2(part_[3u * k], part_[3u * k + 1u])), part_[3u * k + 2u]); }
+#else
 void s_store(uint k, S s) { part_[2u * k] = to_bits(s.v); part_[2u * k + 1u] = s.i; }
 S s_load(uint k) { return S(FROM_BITS(T, part_[2u * k]), part_[2u * k + 1u]); }
+#endif
 #define S_VALUE(s) (s).i
+
+#elif defined(DEV) && defined(DEV64)
+// var and std with float64 results, as DEV below: the pivot is the float64 mean (integer data: rounded
+// to an integer, so that d is exact but for one rounding of 64-bit differences), d and d^2 are
+// summed as double-doubles, and m2 = sum(d^2) - sum(d)^2 / n.
+#define TREE_MERGE
+layout(std430, binding = 4) readonly buffer Pivot { double pivot_[]; };
+struct S { uint n; dvec2 s1; dvec2 s2; };
+const uint S_WORDS = 9u;
+S s_identity() { return S(0u, dvec2(0.0), dvec2(0.0)); }
+#if defined(IS_FLOAT)
+double g_pivot;
+void set_pivot(uint col) { g_pivot = pivot_[p.piv_off + col]; }
+// an infinite element gives a NaN deviation (numpy's var is NaN then: inf - inf)
+double deviation(T x) { double v = double(x); return isinf(v) ? NAN_D : v - g_pivot; }
+#elif !defined(T64)
+double g_pivot;
+void set_pivot(uint col) { double m = pivot_[p.piv_off + col]; g_pivot = isnan(m) ? 0.0 : round(m); }
+double deviation(T x) { return double(x) - g_pivot; }  // exact: integers below 2**33
+#else
+T g_pivot;
+// The mean rounded to T, clamped into T's range (the largest doubles below 2**63 and 2**64).
+int64_t to_pivot(double m, int64_t t) {
+    return isnan(m) ? 0L : int64_t(clamp(round(m), -9223372036854775808.0LF, 9223372036854774784.0LF));
+}
+uint64_t to_pivot(double m, uint64_t t) {
+    return isnan(m) ? 0UL : uint64_t(clamp(round(m), 0.0LF, 18446744073709549568.0LF));
+}
+void set_pivot(uint col) { g_pivot = to_pivot(pivot_[p.piv_off + col], T(0)); }
+// x - pivot exactly in 32-bit halves (each difference fits an int64), rounded once.
+double deviation(T x) {
+    return double(int64_t(x >> 32) - int64_t(g_pivot >> 32)) * 4294967296.0LF
+         + double(int64_t(x & T(0xffffffffUL)) - int64_t(g_pivot & T(0xffffffffUL)));
+}
+#endif
+S s_single(T x, uint i) {
+    precise double d = deviation(x);
+    precise double d2 = d * d;
+    return S(1u, dvec2(d, 0.0), dvec2(d2, 0.0));
+}
+S s_combine(S a, S b) { return S(a.n + b.n, dd_accumulate(a.s1, b.s1), dd_accumulate(a.s2, b.s2)); }
+void s_store(uint k, S s) {
+    part_[9u * k] = s.n;
+    uvec2 w = unpackDouble2x32(s.s1.x); part_[9u * k + 1u] = w.x; part_[9u * k + 2u] = w.y;
+    w = unpackDouble2x32(s.s1.y); part_[9u * k + 3u] = w.x; part_[9u * k + 4u] = w.y;
+    w = unpackDouble2x32(s.s2.x); part_[9u * k + 5u] = w.x; part_[9u * k + 6u] = w.y;
+    w = unpackDouble2x32(s.s2.y); part_[9u * k + 7u] = w.x; part_[9u * k + 8u] = w.y;
+}
+double part_double(uint w) { return packDouble2x32(uvec2(part_[w], part_[w + 1u])); }
+S s_load(uint k) {
+    return S(part_[9u * k], dvec2(part_double(9u * k + 1u), part_double(9u * k + 3u)),
+             dvec2(part_double(9u * k + 5u), part_double(9u * k + 7u)));
+}
+// m2 / (n - ddof), or its square root, from the sums in double-double arithmetic (the pivot may be
+// off the mean by more than the spread: 64-bit integers' double mean, or a pivot clamped into
+// the range), scaled by a power of two (exact) so that no step overflows.
+double dev_finish(S s) {
+    if (!(finite_d(s.s1.x) && finite_d(s.s2.x)))
+        return isnan(s.s1.x) || isnan(s.s2.x) ? NAN_D : INF_D;  // NaN or inf in the data, or past the range
+    double n = double(s.n);
+    int e;
+    frexp(s.s2.x, e);
+    int k = e / 2;  // d scaled by 2**-k: sum(d^2) near 1
+    dvec2 m2 = dvec2(0.0);
+    if (s.n > 0u) {
+        dvec2 s1 = red_two_sum(ldexp(s.s1.x, -k), ldexp(s.s1.y, -k));
+        dvec2 s2 = red_two_sum(ldexp(s.s2.x, -2 * k), ldexp(s.s2.y, -2 * k));
+        m2 = dd_add(s2, -dd_mul(dd_div(s1, n), s1));
+        if (!(m2.x > 0.0)) m2 = dvec2(0.0);  // rounding below an exact 0, and -0.0
+    }
+    double den = n - double(p.den);
+    if (den <= 0.0) return divide_by_count_d(m2.x, 0.0);
+    dvec2 v = dd_div(m2, den);
+#ifdef SQRT
+    return v.x > 0.0 ? ldexp(dd_sqrt(v), k) : 0.0;
+#else
+    return ldexp(v.x + v.y, 2 * k);
+#endif
+}
 
 #elif defined(DEV)
 // var and std in two passes: reduce.py's first pass writes each output's mean, rounded to an
@@ -184,30 +369,64 @@ float dev_finish(S s) {
     return isnan(s.s1.x) || isnan(s.s2.x) ? NAN : INF;
 }
 
+#elif defined(DD_SUM)  // float64 sums: a double-double (hi, lo), merged in the shared-memory tree
+#define TREE_MERGE
+#define S dvec2
+const uint S_WORDS = 4u;
+S s_identity() { return dvec2(0.0); }
+S s_single(T x, uint i) { return dvec2(x, 0.0); }
+S s_combine(S a, S b) { return dd_accumulate(a, b); }
+void s_store(uint k, S s) {
+    uvec2 hi = unpackDouble2x32(s.x), lo = unpackDouble2x32(s.y);
+    part_[4u * k] = hi.x; part_[4u * k + 1u] = hi.y; part_[4u * k + 2u] = lo.x; part_[4u * k + 3u] = lo.y;
+}
+S s_load(uint k) {
+    return dvec2(packDouble2x32(uvec2(part_[4u * k], part_[4u * k + 1u])),
+                 packDouble2x32(uvec2(part_[4u * k + 2u], part_[4u * k + 3u])));
+}
+
 #else  // RED_OP: the state is the running value
 #define S T
-const uint S_WORDS = 1u;
 S s_identity() { return PASTE(identity_, RED_OP)(T(0)); }
 S s_single(T x, uint i) { return x; }
 #ifdef NAN_AWARE
+#ifdef T64
+// np.maximum / np.minimum on doubles (lib/math.glsl's np_max / np_min): a NaN in either operand
+// wins; ties give the second operand.
+double nan_max_d(double a, double b) { return isnan(a) ? a : (isnan(b) ? b : (a > b ? a : b)); }
+double nan_min_d(double a, double b) { return isnan(a) ? a : (isnan(b) ? b : (a < b ? a : b)); }
+S s_combine(S a, S b) { return PASTE(PASTE(nan_, RED_OP), _d)(a, b); }
+#else
 S s_combine(S a, S b) { return PASTE(np_, RED_OP)(a, b); }
+#endif
 S wg_merge(S s) {
     uint nan_any = wg_reduce_or(uint(isnan(s)));
     S r = PASTE(wg_reduce_, RED_OP)(isnan(s) ? s_identity() : s);
-    return nan_any != 0u ? NAN : r;
+    return nan_any != 0u ? S(NAN) : r;
 }
 #else
 S s_combine(S a, S b) { return PASTE(combine_, RED_OP)(a, b); }
 S wg_merge(S s) { return PASTE(wg_reduce_, RED_OP)(s); }
 #endif
+#ifdef T64
+const uint S_WORDS = 2u;
+void s_store(uint k, S s) { uvec2 w = WORDS64(T, s); part_[2u * k] = w.x; part_[2u * k + 1u] = w.y; }
+S s_load(uint k) { return FROM_WORDS64(T, uvec2(part_[2u * k], part_[2u * k + 1u])); }
+#else
+const uint S_WORDS = 1u;
 void s_store(uint k, S s) { part_[k] = to_bits(s); }
 S s_load(uint k) { return FROM_BITS(T, part_[k]); }
+#endif
 #define S_VALUE(s) (s)
 #endif
 
 T_OUT s_finish(S s) {
 #if defined(DEV)
-    return dev_finish(s);
+    return T_OUT(dev_finish(s));
+#elif defined(DD_SUM) && defined(DIVIDE)
+    return T_OUT(p.count > 0u ? div_refined(s, double(p.count)) : divide_by_count_d(dd_value(s), 0.0));
+#elif defined(DD_SUM)
+    return T_OUT(dd_value(s));
 #elif defined(DIVIDE)
     float r = divide_by_count(S_VALUE(s), p.den);
 #ifdef SQRT

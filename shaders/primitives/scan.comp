@@ -312,17 +312,34 @@ void keep_neg_zeros(inout S x[ITEMS], uint run) {
 //    flags (a publication half done) read as EMPTY: wait, or fall back.
 // Nothing else travels between workgroups through this state (the value is in the words that
 // carry the flag), so no memory barrier is needed for correctness.
+// S64: a 64-bit value takes four such words, all of which must carry the same flag.
 const uint STATE_HEADER = 8u;  // the counter and the diagnostic on their own
 const uint FLAG_EMPTY = 0u;      // this scan's flags, relative to 2 * epoch
 const uint FLAG_AGGREGATE = 1u;
 const uint FLAG_PREFIX = 2u;
+#ifdef S64
+const uint STATE_WORDS = 4u;
+#else
+const uint STATE_WORDS = 2u;
+#endif
 
 void publish(uint tile, uint flag, S value) {
+#ifdef S64
+    uvec2 w = WORDS64(S, value);
+#else
     uint bits = to_bits(value);
+#endif
     uint stored = (2u * p.epoch + flag) << 16;
-    uint at = p.aux_off + STATE_HEADER + 2u * tile;
+    uint at = p.aux_off + STATE_HEADER + STATE_WORDS * tile;
+#ifdef S64
+    atomicMax(aux[at], stored | (w.x & 0xffffu));
+    atomicMax(aux[at + 1u], stored | (w.x >> 16));
+    atomicMax(aux[at + 2u], stored | (w.y & 0xffffu));
+    atomicMax(aux[at + 3u], stored | (w.y >> 16));
+#else
     atomicMax(aux[at], stored | (bits & 0xffffu));
     atomicMax(aux[at + 1u], stored | (bits >> 16));
+#endif
 }
 
 
@@ -364,6 +381,21 @@ bool lb_writer() { return leader(); }
 // aligned (aux_off even; a uniform branch), else two loads.
 layout(std430, binding = 2) volatile buffer AuxPairs { uvec2 aux_pairs[]; };
 
+#ifdef S64
+uint read_state(uint tile, out S value) {
+    uint at = p.aux_off + STATE_HEADER + STATE_WORDS * tile;
+    uvec4 w;
+    if ((p.aux_off & 1u) == 0u) {
+        w = uvec4(aux_pairs[at >> 1], aux_pairs[(at >> 1) + 1u]);
+    } else {
+        w = uvec4(aux[at], aux[at + 1u], aux[at + 2u], aux[at + 3u]);
+    }
+    value = FROM_WORDS64(S, uvec2((w.y << 16) | (w.x & 0xffffu), (w.w << 16) | (w.z & 0xffffu)));
+    uint flag = w.x >> 16;
+    bool same = flag == (w.y >> 16) && flag == (w.z >> 16) && flag == (w.w >> 16);
+    return same && flag > 2u * p.epoch ? flag - 2u * p.epoch : FLAG_EMPTY;
+}
+#else
 uint read_state(uint tile, out S value) {
     uint at = p.aux_off + STATE_HEADER + 2u * tile;
     uint lo, hi;
@@ -379,6 +411,7 @@ uint read_state(uint tile, out S value) {
     uint flag = lo >> 16;
     return flag == (hi >> 16) && flag > 2u * p.epoch ? flag - 2u * p.epoch : FLAG_EMPTY;
 }
+#endif
 
 // The walkers' part of the look-back: combines published predecessors into `prefix`, from tile
 // j down, until one shows its inclusive prefix (true), or the tile at j has shown nothing for
@@ -432,7 +465,15 @@ bool walk_back(uint first, inout uint j, inout S prefix) {
 
 shared uint lb_done;
 shared uint lb_tile;
+#ifdef S64
+shared S lb_prefix;
+#define LB_PUT(x) lb_prefix = (x)
+#define LB_GET() lb_prefix
+#else
 shared uint lb_prefix;
+#define LB_PUT(x) lb_prefix = to_bits(x)
+#define LB_GET() FROM_BITS(S, lb_prefix)
+#endif
 
 // The exclusive prefix of tile `tile` of `row`, which starts at tile `first` (< tile); publishes
 // the tile's inclusive prefix (its aggregate combined in) as soon as it is known, before the
@@ -452,7 +493,7 @@ S look_back(uint row, uint first, uint tile, S aggregate) {
                 if (done) publish(tile, FLAG_PREFIX, COMBINE(prefix, aggregate));
                 lb_done = done ? 1u : 0u;
                 lb_tile = j;
-                lb_prefix = to_bits(prefix);
+                LB_PUT(prefix);
             }
         }
         barrier();
@@ -465,14 +506,14 @@ S look_back(uint row, uint first, uint tile, S aggregate) {
         if (stuck == first) {  // the row's first tile: its aggregate is its prefix
             if (lb_writer()) {
                 publish(tile, FLAG_PREFIX, COMBINE(prefix, aggregate));
-                lb_prefix = to_bits(prefix);
+                LB_PUT(prefix);
             }
             barrier();
             break;
         }
         j = stuck - 1u;
     }
-    return FROM_BITS(S, lb_prefix);  // written once before the last barrier, never again
+    return LB_GET();  // written once before the last barrier, never again
 }
 
 shared uint tile_id;
@@ -499,7 +540,7 @@ void main() {
     uint t = tile - row * p.tiles_per_row;
 #if MODE == 1
     S total = reduce_tile(row, t);
-    if (leader()) aux[p.aux_off + tile] = to_bits(total);
+    if (leader()) AUX_PUT(p.aux_off + tile, total);
 #else
     S x[ITEMS];
     load_tile(row, t, x);
@@ -518,7 +559,7 @@ void main() {
         tile_prefix = look_back(row, tile - t, tile, aggregate);
     }
 #elif defined(HAS_PREFIX)
-    tile_prefix = FROM_BITS(S, aux[p.aux_off + tile]);
+    tile_prefix = AUX_GET(p.aux_off + tile);
 #endif
     S before = COMBINE(tile_prefix, thread_prefix);
     [[unroll]] for (uint j = 0u; j < ITEMS; ++j) x[j] = COMBINE(before, x[j]);

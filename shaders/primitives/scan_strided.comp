@@ -44,10 +44,10 @@ void main() {
 #if MODE == 1
         S acc = IDENTITY;
         for (uint l = begin; l < end; ++l) acc = COMBINE(acc, load_convert(in_[p.in_off + at(o, l, i)]));
-        aux[slot] = to_bits(acc);
+        AUX_PUT(slot, acc);
 #else
 #ifdef HAS_PREFIX
-        S run = FROM_BITS(S, aux[slot]);
+        S run = AUX_GET(slot);
 #else
         S run = IDENTITY;
 #endif

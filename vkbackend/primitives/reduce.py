@@ -6,12 +6,17 @@ not adjacent are reduced one after another, innermost first. Each run is one dis
 are too few outputs to fill the device, n is split across workgroups and the last workgroup of each
 output tile merges their partial states (an atomic counter), so there is never a second pass.
 
-Result types follow numpy, narrowed to 32 bits: integer sums and products accumulate in int32 (or
-uint32) and wrap modulo 2**32 where numpy would widen to int64; bool sums count in int32; mean, var
-and std return float32 (dtype= may only ask for float32); argmax/argmin return int32 indices.
-mean sums in float32 along a tree (per invocation, workgroup, split), var and std take two passes
-(the mean, then double-float sums of the deviations from it: see reduce.comp's DEV), within about
-an ulp of numpy's float64 result for any offset of the data, integers near 2**31 included.
+Result types follow the array API standard (numpy where it is silent), 32-bit where numpy would
+widen: sums and products of bool and of signed integers of up to 32 bits are int32 (the default
+integer), of unsigned ones uint32, and wrap modulo 2**32; int64, uint64 and float64 keep their
+dtype (wrapping modulo 2**64); dtype= may ask for any dtype but bool and float16 (8/16-bit ones
+accumulate in 32 bits and wrap when stored, as numpy's own wrap). mean, var and std return float64
+for float64, int64 and uint64 data, else float32 (dtype= may ask for either); argmax/argmin
+return int32 indices. mean sums in float32 along a tree (per invocation, workgroup, split), var and
+std take two passes (the mean, then double-float sums of the deviations from it: see reduce.comp's
+DEV), within about an ulp of numpy's float64 result for any offset of the data, integers near
+2**31 included. float64 sums (sum, mean, the deviations of float64 var/std) accumulate as
+double-doubles (reduce.comp's DD_SUM, DEV64): more accurate than numpy's pairwise sum.
 max/min of a tie between -0.0 and +0.0 may return either zero: numpy's answer depends on the
 order it meets them, and NVIDIA's subgroupMin orders -0.0 below +0.0.
 """
@@ -65,18 +70,26 @@ class _Op:
     sqrt: bool = False       # std
     identity: bool = True    # False: an empty reduction is an error (numpy: "no identity")
 
-    @property
-    def state_words(self) -> int:
-        """32-bit words of one partial state: value; value and index; count and two double-floats."""
-        return 2 if self.arg else 5 if self.dev else 1
+    def state_words(self, t, out_dtype) -> int:
+        """32-bit words of one partial state, T = t (see _kernel_type): value (a 64-bit one two
+        words, a float64 sum's double-double four); value and index; count and two double-floats
+        (float64 results: double-doubles, whatever T)."""
+        wide = t.itemsize == 8
+        if self.arg:
+            return 3 if wide else 2
+        if self.dev:
+            return 9 if out_dtype == dtypes.float64 else 5
+        if self.red == "add" and t == dtypes.float64:
+            return 4
+        return 2 if wide else 1
 
     def collectives(self, acc) -> int:
         """Workgroup reductions in one wg_merge of reduce.comp: 3 for float argmax/argmin (NaN
         flag, value, index), 2 for integer argmax/argmin (value, index) and float min/max (NaN
-        flag, value), else 1; 0 for var/std (TREE: their states merge in the shared-memory tree in
-        every layout)."""
-        is_float = acc == dtypes.float32
-        if self.dev:
+        flag, value), else 1; 0 for var/std and float64 sums (TREE: their states merge in the
+        shared-memory tree in every layout)."""
+        is_float = acc.kind == "f"
+        if self.dev or (self.red == "add" and acc == dtypes.float64):
             return TREE
         if self.arg and is_float:
             return 3
@@ -125,23 +138,26 @@ def _axes(axis, ndim: int, name: str, single: bool = False) -> tuple:
 
 
 def _types(op: _Op, in_dtype, dtype):
-    """(accumulation dtype, result dtype) for `op` on `in_dtype`, numpy's rules in 32 bits."""
+    """(accumulation dtype, result dtype) for `op` on `in_dtype` (see the module's docstring)."""
     if dtype is not None and (op.red in ("add", "mul") or op.divide):
-        dtype = dtypes.check(dtype)
-        if op.divide and dtype != dtypes.float32:
-            raise TypeError(f"{op.name}: dtype {dtype} is not supported; expected float32")
-        if dtype == dtypes.bool_:
-            raise TypeError(f"{op.name}: dtype bool is not supported; expected float32, int32 or uint32")
+        dtype = dtypes.check(dtype, held=True)  # the WIDE dtypes where the device has them
+        if op.divide and dtype not in (dtypes.float32, dtypes.float64):
+            raise TypeError(f"{op.name}: dtype {dtype} is not supported; expected float32 or float64")
+        if dtype in (dtypes.bool_, dtypes.float16):
+            raise TypeError(f"{op.name}: dtype {dtype} is not supported; expected an integer dtype, "
+                            "float32 or float64")
         return dtype, dtype
-    if op.divide:
-        return dtypes.float32, dtypes.float32
-    acc = dtypes.STORAGE[in_dtype]  # bool compares and counts as uint32 words
+    if op.divide:  # float64 data, and 64-bit integers (numpy's float64), else float32
+        out = dtypes.float64 if in_dtype.itemsize == 8 else dtypes.float32
+        return dtypes.check(out, held=True), out
+    acc = dtypes.storage(in_dtype)  # bool compares and counts as uint32 words
     if op.truth:
         return dtypes.uint32, dtypes.bool_
     if op.arg:
         return acc, dtypes.int32
-    if op.red in ("add", "mul") and in_dtype == dtypes.bool_:
-        return dtypes.int32, dtypes.int32
+    if op.red in ("add", "mul") and acc.itemsize < 8 and acc.kind in "iu":
+        acc = dtypes.int32 if in_dtype.kind in "ib" else dtypes.uint32  # the standard's default integers
+        return acc, acc
     return acc, in_dtype
 
 
@@ -206,7 +222,7 @@ def _split(n: int, splits: int) -> tuple:
     return -(-n // chunk), chunk
 
 
-def _plan(n: int, inner: int, outputs: int, dev, collectives: int = 1) -> _Plan:
+def _plan(n: int, inner: int, outputs: int, dev, collectives: int = 1, tree64: bool = False) -> _Plan:
     rows = builtins.min(WG, pow2ceil(-(-n // MIN_ITEMS)))
     cols = WG // rows
     if inner > 1:
@@ -219,9 +235,9 @@ def _plan(n: int, inner: int, outputs: int, dev, collectives: int = 1) -> _Plan:
         splits = builtins.max(1, builtins.min(-(-target // tiles), n // (rows * SPLIT_ITEMS)))
     plan = _Plan(cols, int(inner == 1 and cols > 1), tiles, *_split(n, splits))
     budget = launch.loop_budget()
-    if budget is None or _cost(plan, dev, collectives) <= budget:
+    if budget is None or _cost(plan, dev, collectives, tree64) <= budget:
         return plan
-    return _fit_budget(plan, n, dev, collectives, budget)
+    return _fit_budget(plan, n, dev, collectives, budget, tree64)
 
 
 # ---- the loop budget: counted iterations of one invocation (see launch.loop_budget) -------------
@@ -238,25 +254,27 @@ def _fold_cost(plan: _Plan, chunk: int) -> int:
     return -(-chunk // rows) // UNROLL + UNROLL + 1
 
 
-def _merge_cost(plan: _Plan, collectives: int) -> int:
+def _merge_cost(plan: _Plan, collectives: int, tree64: bool = False) -> int:
     """merge_rows: wg_merge's workgroup reductions, or the shared-memory tree over the rows (the
-    tree layout, and states that merge so: collectives == TREE)."""
+    tree layout, and states that merge so: collectives == TREE). tree64: 64-bit values reduce
+    through lib/workgroup.glsl's shared-memory fallback (no subgroup arithmetic on them)."""
     if plan.row_layout and collectives != TREE:
-        return collectives * collective_cost(WG)
+        tree = (WG - 1).bit_length() + 1
+        return collectives * (builtins.max(collective_cost(WG), tree) if tree64 else collective_cost(WG))
     return (WG // plan.cols - 1).bit_length() + 1
 
 
-def _cost(plan: _Plan, dev, collectives: int) -> int:
+def _cost(plan: _Plan, dev, collectives: int, tree64: bool = False) -> int:
     """reduce.comp's count for one invocation: per output tile, its trip, the fold over its chunk
     and the merge; split, the merge of the splits' partial states and a second merge."""
-    merge = _merge_cost(plan, collectives)
+    merge = _merge_cost(plan, collectives, tree64)
     per_tile = 1 + _fold_cost(plan, plan.chunk) + merge
     if plan.splits > 1:
         per_tile += -(-plan.splits // (WG // plan.cols)) + 1 + merge
     return _tile_trips(plan, dev) * per_tile + 1
 
 
-def _fit_budget(plan: _Plan, n: int, dev, collectives: int, budget: int) -> _Plan:
+def _fit_budget(plan: _Plan, n: int, dev, collectives: int, budget: int, tree64: bool = False) -> _Plan:
     """The fewest splits along n that fit the loop budget: each split shortens every invocation's
     fold, and adds to the merge of the partial states (a workgroup per output tile and split:
     tiles along the grid's x, splits along its y)."""
@@ -264,12 +282,12 @@ def _fit_budget(plan: _Plan, n: int, dev, collectives: int, budget: int) -> _Pla
         splits = builtins.max(plan.splits, 2)
         while splits <= builtins.min(-(-n // 4), dev.max_workgroup_count[1]):
             candidate = dataclasses.replace(plan, **dict(zip(("splits", "chunk"), _split(n, splits))))
-            if _cost(candidate, dev, collectives) <= budget:
+            if _cost(candidate, dev, collectives, tree64) <= budget:
                 return candidate
             splits = builtins.max(splits + 1, splits * 9 // 8)
     raise LoopBudgetError(f"reduce: {n} elements into each of {plan.tiles * plan.cols} outputs do not fit "
                           f"the loop budget of {budget} iterations per invocation (a workgroup's share "
-                          f"costs {_cost(plan, dev, collectives)})")
+                          f"costs {_cost(plan, dev, collectives, tree64)})")
 
 
 _counters: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -285,21 +303,51 @@ def _tile_counters(rt, tiles: int) -> Array:
     return c
 
 
+def _kernel_type(op: _Op, in_dtype, acc, out_dtype):
+    """The dtype reduce.comp's T computes in: the accumulation's, but for var/std, whose deviations
+    are taken from the elements as they are (64-bit ones as float32 for a float32 result)."""
+    if not op.dev:
+        return acc
+    t = dtypes.storage(in_dtype)
+    return dtypes.float32 if t.itemsize == 8 and out_dtype == dtypes.float32 else t
+
+
+def _tree64(t) -> bool:
+    """Whether T = t's workgroup reductions go through lib/workgroup.glsl's shared-memory fallback
+    while others may use subgroup arithmetic: 64-bit integers without shaderSubgroupExtendedTypes."""
+    return t.itemsize == 8 and not _subgroup64(t, runtime.get().device)
+
+
+def _subgroup64(t, dev) -> bool:
+    """Subgroup arithmetic on the 64-bit type t: doubles with the arithmetic feature, 64-bit
+    integers also with shaderSubgroupExtendedTypes."""
+    return dev.has("arithmetic") and (t == dtypes.float64 or "shaderSubgroupExtendedTypes" in dev.features)
+
+
 def _defines(op: _Op, in_dtype, acc, out_dtype, plan: _Plan, final: bool) -> dict:
-    if op.dev:
-        acc = dtypes.STORAGE[in_dtype]  # the deviations are taken from the elements as they are
-    d = {"T_IN": dtypes.GLSL[in_dtype], "T": dtypes.GLSL[acc], "T_OUT": dtypes.GLSL[out_dtype],
-         "UNROLL": UNROLL}
-    if acc == dtypes.float32:
+    t = _kernel_type(op, in_dtype, acc, out_dtype)
+    d = {"T_IN": dtypes.glsl(dtypes.storage(in_dtype)), "T": dtypes.glsl_compute(t),
+         "T_OUT": dtypes.glsl(dtypes.storage(out_dtype)), "UNROLL": UNROLL}
+    if dtypes.is_wide(in_dtype) or dtypes.is_wide(t) or dtypes.is_wide(out_dtype):
+        d["VK_WIDE"] = 1  # (not VK_MATH64: lib/math64.glsl is not needed, and needs shaderInt64)
+    if t.itemsize == 8:
+        d.update(T64=1, WG_T64=dtypes.glsl(t))
+        if _subgroup64(t, runtime.get().device):
+            d["SG_T64"] = 1
+    if t.kind == "f":
         d["IS_FLOAT"] = 1
     if op.arg:
         d["ARG_OP"] = op.arg
     elif op.dev:
         d["DEV"] = 1
+        if out_dtype == dtypes.float64:
+            d["DEV64"] = 1
     else:
         d["RED_OP"] = op.red
-        if acc == dtypes.float32 and op.red in ("min", "max"):
+        if t.kind == "f" and op.red in ("min", "max"):
             d["NAN_AWARE"] = 1
+        if op.red == "add" and t == dtypes.float64:
+            d["DD_SUM"] = 1
     if op.truth:
         d["TRUTH"] = 1
     if op.divide and final:
@@ -324,16 +372,19 @@ def _launch(x: Array, step: tuple, op: _Op, acc, out_dtype, den: float, final: b
     if outputs == 0:
         return out
     rt = runtime.get()
-    plan = _plan(n, inner, outputs, rt.device, op.collectives(acc))
-    kernel = rt.kernel(SHADER, _defines(op, x.dtype, acc, out_dtype, plan, final), WG,
-                       spec=(plan.cols, plan.row_fast))
+    t = _kernel_type(op, x.dtype, acc, out_dtype)
+    plan = _plan(n, inner, outputs, rt.device, op.collectives(t), _tree64(t))
+    defines = _defines(op, x.dtype, acc, out_dtype, plan, final)
+    kernel = rt.kernel(SHADER, defines, WG, spec=(plan.cols, plan.row_fast))
     partials = counters = out
     if plan.splits > 1:
-        partials = Array.empty((plan.splits * outputs * op.state_words,), dtypes.uint32)
+        partials = Array.empty((plan.splits * outputs * op.state_words(t, out_dtype),), dtypes.uint32)
         counters = _tile_counters(rt, plan.tiles)
     x_win, x_at, out_win, out_at = at or (None, x.offset, None, out.offset)
     push = (n, inner, outputs, plan.tiles, x_at, out_at, plan.splits, plan.chunk, float(den),
             0 if pivot is None else pivot.offset)
+    if "DD_SUM" in defines:
+        push += (int(den),)  # the exact count a float64 mean divides by
     grid = (builtins.min(plan.tiles, rt.device.max_workgroup_count[0]), plan.splits)
     buffers = [x.buffer, out.buffer, partials.buffer, counters.buffer]
     if at is None:
@@ -395,9 +446,26 @@ def sum_into(x: Array, step: tuple, out: Array) -> None:
 
 
 # ---- the reductions ----------------------------------------------------------------------------
-def _chain(x: Array, axes: tuple, op: _Op, acc, out_dtype, den: float) -> Array:
-    """One dispatch per run of reduced axes; only the last divides (mean: sum, then / n)."""
+def _adjacent(x: Array, axes: tuple) -> tuple:
+    """(x, steps): x's reduced axes made one run of the last ones where they are not (one
+    transpose), so that one dispatch reduces them all."""
     steps = _steps(x.shape, axes)
+    if len(steps) > 1:
+        kept = [d for d in range(x.ndim) if d not in axes]
+        n = math.prod(x.shape[d] for d in axes)
+        x = layout.transpose(x, kept + list(axes)).reshape((-1, n))
+        steps = _steps(x.shape, (1,))
+    return x, steps
+
+
+def _chain(x: Array, axes: tuple, op: _Op, acc, out_dtype, den: float) -> Array:
+    """One dispatch per run of reduced axes; only the last divides (mean: sum, then / n). float64
+    sums reduce in one dispatch (a transpose first): rounded partial sums between dispatches would
+    lose their double-double accuracy."""
+    if op.red == "add" and acc == dtypes.float64:
+        x, steps = _adjacent(x, axes)
+    else:
+        steps = _steps(x.shape, axes)
     partial_op = dataclasses.replace(op, divide=False, sqrt=False)
     for k, step in enumerate(steps):
         final = k == len(steps) - 1
@@ -406,22 +474,17 @@ def _chain(x: Array, axes: tuple, op: _Op, acc, out_dtype, den: float) -> Array:
     return x
 
 
-def _var(x: Array, axes: tuple, op: _Op, ddof: float) -> Array:
-    """var/std in two passes over the same (outer, n, inner) view: each output's float32 mean,
-    then double-float sums of the deviations from it (reduce.comp's DEV). The second read of the
-    data is the price (lavapipe, 2**25 elements: var ~1.9x sum's time, 0.51 s to 0.27 s); one-pass
+def _var(x: Array, axes: tuple, op: _Op, ddof: float, out_dtype) -> Array:
+    """var/std in two passes over the same (outer, n, inner) view: each output's mean (in the
+    result dtype), then double-float sums of the deviations from it (reduce.comp's DEV; float64
+    results: double-doubles, DEV64). The second read of the data is the price (lavapipe, 2**25
+    elements: var ~1.9x sum's time, 0.51 s to 0.27 s); one-pass
     float32 Welford/Chan states were off by ~1e-5 relative for float data with an offset (1e4 +
     N(0, 1)) and by 10 to 10**7 ulps for integers near 2**31 (float32 deviations rounded to 64 or
     128). Reduced axes that are not adjacent are first copied to the end (one transpose)."""
-    steps = _steps(x.shape, axes)
-    if len(steps) > 1:
-        kept = [d for d in range(x.ndim) if d not in axes]
-        n = math.prod(x.shape[d] for d in axes)
-        x = layout.transpose(x, kept + list(axes)).reshape((-1, n))
-        steps = _steps(x.shape, (1,))
-    [step] = steps
-    mean = _launch(x, step, _MEAN, dtypes.float32, dtypes.float32, step[1], True)
-    return _launch(x, step, op, dtypes.float32, dtypes.float32, ddof, True, pivot=mean)
+    x, [step] = _adjacent(x, axes)
+    mean = _launch(x, step, _MEAN, out_dtype, out_dtype, step[1], True)
+    return _launch(x, step, op, out_dtype, out_dtype, ddof, True, pivot=mean)
 
 
 def _check_windows(op: _Op, shape: tuple, in_dtype, axes: tuple) -> None:
@@ -432,7 +495,9 @@ def _check_windows(op: _Op, shape: tuple, in_dtype, axes: tuple) -> None:
     if not windows.is_big(nbytes):
         return
     why = None
-    if op.dev:
+    if dtypes.is_wide(in_dtype):
+        why = f"windows hold 32-bit elements, not {in_dtype}"
+    elif op.dev:
         why = "var and std do not work in windows"
     elif op.arg:
         if len(axes) != len(shape) and builtins.sum(1 for s in shape if s != 1) > 1:
@@ -450,7 +515,8 @@ def _check_windows(op: _Op, shape: tuple, in_dtype, axes: tuple) -> None:
 
 def _reduce(op: _Op, a, axis, keepdims: bool, dtype=None, ddof=0) -> Array:
     shape, in_dtype, host = _inspect(a, op.name)
-    dtypes.computable(in_dtype, op.name)  # float16 is held only: refused before any allocation
+    if not dtypes.is_wide(in_dtype):
+        dtypes.computable(in_dtype, op.name)  # float16 is held only: refused before any allocation
     axes = _axes(axis, len(shape), op.name, single=bool(op.arg))
     acc, out_dtype = _types(op, in_dtype, dtype)
     ddof = _check_ddof(ddof, op.name)
@@ -464,7 +530,7 @@ def _reduce(op: _Op, a, axis, keepdims: bool, dtype=None, ddof=0) -> Array:
     if op.arg and x.buffer.big:
         out = _arg_windows(x, op)
     else:
-        out = _var(x, axes, op, ddof) if op.dev else _chain(x, axes, op, acc, out_dtype, n)
+        out = _var(x, axes, op, ddof, out_dtype) if op.dev else _chain(x, axes, op, acc, out_dtype, n)
     return out.reshape(out_shape)
 
 
@@ -492,13 +558,14 @@ def _arg_windows(x: Array, op: _Op) -> Array:
 
 @recipes.recipe()
 def sum(a, axis=None, dtype=None, keepdims=False) -> Array:
-    """numpy.sum; integer sums wrap modulo 2**32 (numpy would widen to int64), bool counts in int32."""
+    """numpy.sum, in the array API's dtypes: bool and integers of up to 32 bits sum in int32 (unsigned:
+    uint32) and wrap modulo 2**32 (numpy would widen to int64); 64-bit dtypes keep theirs."""
     return _reduce(_SUM, a, axis, keepdims, dtype)
 
 
 @recipes.recipe()
 def prod(a, axis=None, dtype=None, keepdims=False) -> Array:
-    """numpy.prod; integer products wrap modulo 2**32."""
+    """numpy.prod, in sum's dtypes; integer products wrap modulo 2**32 (64-bit ones 2**64)."""
     return _reduce(_PROD, a, axis, keepdims, dtype)
 
 
@@ -532,7 +599,8 @@ def argmin(a, axis=None, keepdims=False) -> Array:
 
 @recipes.recipe()
 def mean(a, axis=None, dtype=None, keepdims=False) -> Array:
-    """numpy.mean in float32; the mean of nothing is nan."""
+    """numpy.mean in float32 (float64 for float64 and 64-bit integer data); the mean of nothing
+    is nan."""
     return _reduce(_MEAN, a, axis, keepdims, dtype)
 
 
@@ -547,8 +615,8 @@ def _correction(name: str, ddof, correction):
 
 @recipes.recipe()
 def var(a, axis=None, dtype=None, ddof=0, keepdims=False, *, correction=None) -> Array:
-    """numpy.var, returned in float32: the mean, then double-float sums of the deviations (see
-    _var). `correction` is the array API's name for ddof."""
+    """numpy.var, returned in float32 (float64 for float64 and 64-bit integer data): the mean, then
+    double-float sums of the deviations (see _var). `correction` is the array API's name for ddof."""
     return _reduce(_VAR, a, axis, keepdims, dtype, _correction("var", ddof, correction))
 
 

@@ -8,9 +8,12 @@ min; -0.0 for float sums, the identity of IEEE addition, so that out[i + 1] == t
 out[i] bit for bit: float sums keep numpy's -0.0 over a leading run of -0.0). reverse=True scans
 from the end of the axis (out[i] combines a[i:]).
 
-Result types follow numpy narrowed to 32 bits: integer sums and products run in int32 (uint32)
-and wrap modulo 2**32 where numpy would widen to int64; bool sums count in int32; dtype= converts
-each element before it is combined (dtype=bool: logical or / and, as numpy). NaN propagates
+Result types follow the array API standard's cumulative_sum (numpy where it is silent), 32-bit
+where numpy would widen: sums and products of bool and of signed integers of up to 32 bits run in
+int32 (the default integer), of unsigned ones in uint32, and wrap modulo 2**32; int64, uint64 and
+float64 keep their dtype (integers wrapping modulo 2**64); dtype= converts each element before it
+is combined (dtype=bool: logical or / and, as numpy; 8/16-bit dtypes combine in 32 bits and wrap
+when stored, as numpy's own wrap). NaN propagates
 through cummax/cummin as through np.maximum.accumulate; there -0.0 counts as less than +0.0
 (IEEE 754-2019's maximum and minimum; numpy's sign for two equal zeros follows its SIMD code, on
 x86 the later one).
@@ -91,8 +94,13 @@ class Tuning:
 
 TUNING = Tuning()
 
-_VEC4 = {"float": "vec4", "int": "ivec4", "uint": "uvec4"}
-_NP = {"float": dtypes.float32, "int": dtypes.int32, "uint": dtypes.uint32}
+_VEC4 = {"float": "vec4", "int": "ivec4", "uint": "uvec4", "int8_t": "i8vec4", "uint8_t": "u8vec4",
+         "int16_t": "i16vec4", "uint16_t": "u16vec4", "int64_t": "i64vec4", "uint64_t": "u64vec4",
+         "double": "dvec4"}
+_NP = {"float": dtypes.float32, "int": dtypes.int32, "uint": dtypes.uint32, "int64_t": dtypes.int64,
+       "uint64_t": dtypes.uint64, "double": dtypes.float64}
+_NARROW = {t: (int(np.iinfo(d).min), int(np.iinfo(d).max)) for t, d in
+           (("int8_t", np.int8), ("uint8_t", np.uint8), ("int16_t", np.int16), ("uint16_t", np.uint16))}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,13 +116,34 @@ class _Kind:
     def neg_zero(self) -> bool:
         """Float sums: scan.comp keeps their -0.0 apart, at up to one more workgroup reduction per
         tile (NEG_ZERO)."""
-        return self.op == "add" and self.s == "float"
+        return self.op == "add" and self.s in ("float", "double")
+
+    @property
+    def s64(self) -> bool:
+        """The scan runs in a 64-bit type (scan_types.glsl's S64)."""
+        return _NP[self.s].itemsize == 8
+
+    @property
+    def subgroups(self) -> bool:
+        """Whether subgroup arithmetic takes S: the device's arithmetic feature, and for 64-bit
+        integers (float64's keys included) shaderSubgroupExtendedTypes."""
+        dev = runtime.get().device
+        return dev.has("arithmetic") and (not self.s64 or self.s == "double"
+                                          or "shaderSubgroupExtendedTypes" in dev.features)
 
     def defines(self) -> dict:
         d = {"OP": self.op, "T_IN": self.t_in, "T": self.t, "S": self.s, "KEY": self.key,
              "T_IN4": _VEC4[self.t_in], "T4": _VEC4[self.t], "S4": _VEC4[self.s]}
         if self.neg_zero:
             d["NEG_ZERO"] = 1
+        if self.op in ("max", "min") and self.t in _NARROW:  # exclusive scans start at T's extremes
+            d.update(T_MIN=_NARROW[self.t][0], T_MAX=_NARROW[self.t][1])
+        if any(t not in ("float", "int", "uint") for t in (self.t_in, self.t, self.s)):
+            d["VK_WIDE"] = 1  # (not VK_MATH64: lib/math64.glsl is not needed)
+        if self.s64:
+            d.update(S64=1, WG_T64=self.s)
+            if self.subgroups:
+                d["SG_T64"] = 1
         return d
 
     def spine(self) -> "_Kind":
@@ -152,23 +181,31 @@ def _plan_types(name: str, op: str, in_dtype: np.dtype, dtype):
     """(kernel kind, result dtype, dtype the input is cast to first or None)."""
     if dtype is None:
         target = in_dtype
-        if op in ("add", "mul") and in_dtype == dtypes.bool_:
-            target = dtypes.int32  # numpy counts bools (in its default integer)
+        if op in ("add", "mul") and in_dtype.kind in "biu" and in_dtype.itemsize < 4:
+            # bools count, and narrow integers sum, in the default integers (numpy's are 64-bit)
+            target = dtypes.uint32 if in_dtype.kind == "u" else dtypes.int32
     else:
         try:
-            target = dtypes.check(dtype)
+            target = dtypes.check(dtype, held=True)  # the WIDE dtypes where the device has them
         except TypeError as e:
             raise TypeError(f"{name}: dtype: {e}") from None
+        if target == dtypes.float16:
+            raise TypeError(f"{name}: dtype: float16 is not supported ({dtypes.HALF_USES})")
     if target == dtypes.bool_:
         # numpy adds bools as logical or and multiplies them as logical and: on 0/1 words, max and
         # mul (whose identity, 1, keeps an exclusive scan's first word a valid bool).
         bool_op = "max" if op in ("add", "max") else "mul"
         cast = None if in_dtype == dtypes.bool_ else dtypes.bool_
         return _Kind(bool_op, "uint", "uint", "uint"), dtypes.bool_, cast
-    t_in, t = dtypes.GLSL[in_dtype], dtypes.GLSL[target]
-    if t == "float" and op in ("max", "min"):
-        return _Kind(op, t_in, t, "uint", key=1 if op == "max" else 2), target, None
-    return _Kind(op, t_in, t, t), target, None
+    if in_dtype == dtypes.float16:
+        dtypes.computable(in_dtype, name)
+    t_in, t = dtypes.glsl(dtypes.storage(in_dtype)), dtypes.glsl(target)
+    if target.kind == "f" and op in ("max", "min"):
+        key = "uint64_t" if t == "double" else "uint"
+        if key == "uint64_t":
+            dtypes.check(dtypes.uint64, held=True)  # float64's keys need shaderInt64
+        return _Kind(op, t_in, t, key, key=1 if op == "max" else 2), target, None
+    return _Kind(op, t_in, t, dtypes.glsl_compute(target)), target, None
 
 
 def _check_tuning(tuning: Tuning, kind: "_Kind") -> None:
@@ -178,7 +215,9 @@ def _check_tuning(tuning: Tuning, kind: "_Kind") -> None:
     if tuning.items < 4 or tuning.items % 4:
         raise ValueError(f"scan tuning: items={tuning.items} must be a positive multiple of 4")
     # scan.comp's shared memory: the staged tile (padded), workgroup.glsl's scratch, a few words.
-    shared = (tuning.tile * 33 // 32 * 4 if tuning.layout == "staged" else 0) + (tuning.workgroup + 1) * 4 + 64
+    size = _NP[kind.s].itemsize
+    shared = ((tuning.tile * 33 // 32 * size if tuning.layout == "staged" else 0) + (tuning.workgroup + 1) * 4
+              + (tuning.workgroup * 8 if kind.s64 else 0) + 64)
     if shared > dev.max_shared_memory:
         raise ValueError(f"scan tuning: a tile of {tuning.workgroup} x {tuning.items} needs {shared} bytes "
                          f"of shared memory, the device has {dev.max_shared_memory}")
@@ -187,7 +226,7 @@ def _check_tuning(tuning: Tuning, kind: "_Kind") -> None:
     if tuning.chunk < 1:
         raise ValueError(f"scan tuning: chunk={tuning.chunk} must be positive")
     budget = launch.loop_budget()
-    cost = _tile_collectives(kind) * collective_cost(tuning.workgroup)
+    cost = _tile_collectives(kind) * _collective_cost(tuning.workgroup, kind)
     if budget is not None and cost + 1 > budget:
         raise LoopBudgetError(f"scan: a tile's workgroup scan of {tuning.workgroup} invocations costs "
                               f"{cost} loop iterations, more than the loop budget of {budget}")
@@ -257,11 +296,12 @@ def _spin(tuning: Tuning) -> int:
 def _tile_kernel(kind: _Kind, mode: int, tuning: Tuning, **flags):
     defines = kind.defines()
     layout = tuning.layout
-    if layout == "striped" and (mode == 1 or not runtime.get().device.has("arithmetic")):
+    if layout == "striped" and (mode == 1 or not kind.subgroups):
         layout = "blocked"  # the reduce pass has one layout; striped runs need subgroup scans
+    serial = not tuning.subgroup_lookback or (kind.s64 and not kind.subgroups)  # see _Kind.subgroups
     defines.update(MODE=mode, ITEMS=tuning.items, LOOKBACK=tuning.lookback,
                    **_flags(staged=layout == "staged", striped=layout == "striped",
-                            serial_lookback=mode == 2 and not tuning.subgroup_lookback, **flags))
+                            serial_lookback=mode == 2 and serial, **flags))
     return runtime.get().kernel(SHADER, defines, tuning.workgroup, spec=(_spin(tuning),))
 
 
@@ -285,6 +325,15 @@ def _concurrency() -> int | None:
     return os.cpu_count() or 1  # all the CPUs, not just this process's: what Mesa counts, or more
 
 
+def _collective_cost(wg: int, kind: "_Kind | None") -> int:
+    """launch.collective_cost, or the shared-memory fallback's where subgroups do not take a 64-bit
+    S while they take the 32-bit types (lib/workgroup.glsl's WG_T64)."""
+    cost = collective_cost(wg)
+    if kind is not None and kind.s64 and not kind.subgroups:
+        cost = max(cost, (wg - 1).bit_length() + 1)
+    return cost
+
+
 def _tile_collectives(kind: "_Kind | None") -> int:
     """Workgroup scans or reductions a tile (or a fallback's reduction of one) costs at most: 1,
     and 1 more for float sums (NEG_ZERO: a tile that starts with -0.0 measures its run of them)."""
@@ -297,7 +346,7 @@ def _chained_cost(tiles_per_row: int, static: bool, tuning: Tuning, kind: "_Kind
     predecessor in the row may be unfinished; tiles from the counter have predecessors that all
     started, of which at most `concurrency - 1` are still running."""
     unfinished = tiles_per_row - 1
-    collective = _tile_collectives(kind) * collective_cost(tuning.workgroup)
+    collective = _tile_collectives(kind) * _collective_cost(tuning.workgroup, kind)
     if tuning.force_fallback:  # no walk: every predecessor reduced, one outer trip each
         return collective + unfinished * (1 + collective) + 2
     limit = _concurrency()
@@ -335,7 +384,8 @@ def _scan_rows(kind: _Kind, src: _Span, dst: _Span, rows: int, length: int, excl
     elif algorithm == "decoupled":
         grid = _grid(tiles)
         # the tile counter advances only for scans that take tiles from it
-        state, epoch, base = _STATE.claim(tiles, 0 if static else grid[0] * grid[1])
+        # (a 64-bit S takes two tiles' words: scan.comp's STATE_WORDS)
+        state, epoch, base = _STATE.claim(tiles * (2 if kind.s64 else 1), 0 if static else grid[0] * grid[1])
         k = _tile_kernel(kind, 2, tuning, force_fallback=tuning.force_fallback,
                          static_tiles=static, **flags)
         k([src.buffer, dst.buffer, state.buffer], push + [state.offset, vec, epoch, base], grid)
@@ -410,7 +460,10 @@ def _cumulative(name: str, op: str, a, axis, dtype, exclusive, reverse, algorith
     out_shape = (size,) if axis is None or not shape else shape
     tuning = TUNING
     _check_tuning(tuning, kind)
-    big = windows.is_big(size * 4)
+    big = windows.is_big(max(dtypes.words(size, in_dtype), dtypes.words(size, out_dtype)) * 4)
+    if big and (dtypes.is_wide(in_dtype) or dtypes.is_wide(out_dtype)):
+        raise ValueError(f"{name}: an array of {size} {in_dtype} elements is larger than a shader may bind "
+                         f"(maxStorageBufferRange): windows hold 32-bit elements")
     if big and not (len(out_shape) == 1 and not exclusive and not reverse):
         raise ValueError(f"{name}: an array of {size * 4} bytes is larger than a shader may bind "
                          "(maxStorageBufferRange): scans of it work in windows only flattened or 1-D, "
