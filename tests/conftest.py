@@ -42,9 +42,8 @@ def random_array(rng, shape, dtype):
         return rng.random(shape) < 0.5
     if dtype.kind == "f":
         return rng.standard_normal(shape).astype(dtype)
-    if dtype.kind == "u":
-        return rng.integers(0, 1000, shape, dtype=dtype)
-    return rng.integers(-1000, 1000, shape, dtype=dtype)
+    info = np.iinfo(dtype)
+    return rng.integers(max(info.min, -1000), min(info.max, 1000), shape, dtype=dtype)
 
 
 def h200_like(dev):

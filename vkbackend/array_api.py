@@ -39,15 +39,18 @@ nan = math.nan
 newaxis = None
 
 _PyBool = builtins.bool  # `bool` is the dtype below, in this module as in the namespace
-_STANDARD = (dtypes.bool_, dtypes.int32, dtypes.uint32, dtypes.float32)
+_SIGNED = (dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64)
+_UNSIGNED = (dtypes.uint8, dtypes.uint16, dtypes.uint32, dtypes.uint64)
+_FLOATS = (dtypes.float32, dtypes.float64)
+_STANDARD = (dtypes.bool_,) + _SIGNED + _UNSIGNED + _FLOATS
 _KINDS = {
     "bool": (dtypes.bool_,),
-    "signed integer": (dtypes.int32,),
-    "unsigned integer": (dtypes.uint32,),
-    "integral": (dtypes.int32, dtypes.uint32),
-    "real floating": (dtypes.float32,),
+    "signed integer": _SIGNED,
+    "unsigned integer": _UNSIGNED,
+    "integral": _SIGNED + _UNSIGNED,
+    "real floating": _FLOATS,
     "complex floating": (),
-    "numeric": (dtypes.int32, dtypes.uint32, dtypes.float32),
+    "numeric": _SIGNED + _UNSIGNED + _FLOATS,
 }
 
 
@@ -73,11 +76,12 @@ class _Info:
                 "indexing": dtypes.int32}
 
     def dtypes(self, *, device=None, kind=None) -> dict:
-        """The standard's dtypes vkbackend computes in, by canonical name, of `kind` (None: all;
-        a kind name; or a tuple of them)."""
+        """The standard's dtypes vkbackend computes in on this device (the 8/16/64-bit ones need
+        device features: dtypes.missing_features), by canonical name, of `kind` (None: all; a kind
+        name; or a tuple of them)."""
         check_device(device, "dtypes")
         wanted = _STANDARD if kind is None else _dtypes_of_kind(kind, "dtypes")
-        return {_name(d): d for d in _STANDARD if d in wanted}
+        return {_name(d): d for d in _STANDARD if d in wanted and dtypes.available(d)}
 
     def __repr__(self) -> str:
         return "vkbackend.__array_namespace_info__()"
@@ -143,20 +147,21 @@ def _info_dtype(value, name: str) -> np.dtype:
 
 
 def finfo(type, /) -> finfo_object:
-    """Machine limits of float32 (or float16, the held type), as Python floats. Another dtype:
-    ValueError, as numpy's for a dtype that is not floating-point."""
+    """Machine limits of float32, float64 (or float16, the held type), as Python floats. Another
+    dtype: ValueError, as numpy's for a dtype that is not floating-point."""
     d = _info_dtype(type, "finfo")
-    if d not in (dtypes.float32, dtypes.float16):
-        raise ValueError(f"finfo: expected a floating-point dtype vkbackend has (float32, or float16 held), got {d}")
+    if d not in _FLOATS + (dtypes.float16,):
+        raise ValueError(f"finfo: expected a floating-point dtype vkbackend has (float32, float64, or float16 "
+                         f"held), got {d}")
     f = np.finfo(d)
     return finfo_object(int(f.bits), float(f.eps), float(f.max), float(f.min), float(f.smallest_normal), d)
 
 
 def iinfo(type, /) -> iinfo_object:
-    """Machine limits of int32 or uint32, as Python ints. Another dtype: ValueError, as numpy's."""
+    """Machine limits of an integer dtype, as Python ints. Another dtype: ValueError, as numpy's."""
     d = _info_dtype(type, "iinfo")
-    if d not in (dtypes.int32, dtypes.uint32):
-        raise ValueError(f"iinfo: expected an integer dtype vkbackend has (int32, uint32), got {d}")
+    if d not in _SIGNED + _UNSIGNED:
+        raise ValueError(f"iinfo: expected an integer dtype (int8-int64, uint8-uint64), got {d}")
     i = np.iinfo(d)
     return iinfo_object(int(i.bits), int(i.max), int(i.min), d)
 
@@ -171,7 +176,7 @@ def can_cast(from_, to, /) -> _PyBool:
     array the answer is the device's: only to a dtype vkbackend has."""
     src = _dtype_of(from_, "can_cast", "from_")
     dst = _dtype_of(to, "can_cast", "to")
-    if isinstance(from_, Array) and dst not in _STANDARD:
+    if isinstance(from_, Array) and not (dst in _STANDARD and dtypes.available(dst)):
         return False
     families = (_family(src), _family(dst))
     if families[0] != families[1] and families != ("float", "complex"):
@@ -236,7 +241,7 @@ def isdtype(dtype, kind) -> _PyBool:
 # -- cumulative_sum / cumulative_prod --------------------------------------------------------
 
 def _cumulative(name: str, scan, identity, x, axis, dtype, include_initial) -> Array:
-    x = operand(x, name, "x")
+    x = operand(x, name, "x", wide=True)
     if not isinstance(include_initial, (_PyBool, np.bool_)):
         raise TypeError(f"{name}: include_initial must be a bool, got {include_initial!r}")
     if axis is None:

@@ -3,23 +3,18 @@ vkbackend. tools/array_api_tests.sh loads it; it is not collected by the project
 
 The suite (../shared/array-api-tests at the commit its PROVENANCE.md names) tests the namespace
 itself, `vkbackend`, untouched: every test sees vkbackend's real names, dtypes and signatures.
-The standard lists float64, int64 and complex dtypes too; vkbackend computes in 32 bits and has
-none of them. The suite skips a missing dtype everywhere (ARRAY_API_TESTS_SKIP_DTYPES, or an
-absent name) except in the import of its dtype tables (array_api_tests/dtype_helpers.py), which
-needs two of them at module level:
+The standard lists complex dtypes too; vkbackend has none. The suite skips a missing dtype
+everywhere (ARRAY_API_TESTS_SKIP_DTYPES, or an absent name) except in the import of its dtype
+tables (array_api_tests/dtype_helpers.py), which needs one complex dtype at module level:
+`widest_complex_dtype = max(<complex dtypes>)` needs one that is not skipped, and then
+`xp.asarray(complex()).dtype` is asked for the default complex dtype.
 
-  * `dtype_components = {... "complex128": xp.float64}` reads xp.float64 whatever dtypes are
-    skipped (an AttributeError there stops the whole suite);
-  * `widest_complex_dtype = max(<complex dtypes>)` needs one complex dtype that is not skipped,
-    and then `xp.asarray(complex()).dtype` is asked for the default complex dtype.
-
-So while (and only while) that module is imported, vkbackend carries two placeholder objects,
-`float64` and `complex64` (they are no dtypes: nothing of vkbackend takes them), and asarray
-answers the complex() probe; float64 is skipped through ARRAY_API_TESTS_SKIP_DTYPES. Afterwards
-the placeholders are removed from vkbackend again and complex64's placeholder is scrubbed from
-every dtype table of the module, so that the suite draws and expects no complex dtype, as it
-does for an absent float64. vkbackend's own dtypes() reports bool, int32, uint32 and float32
-throughout; vkbackend.float64 and .complex64 do not exist while any test runs.
+So while (and only while) that module is imported, vkbackend carries a placeholder object,
+`complex64` (no dtype: nothing of vkbackend takes it), and asarray answers the complex() probe.
+Afterwards the placeholder is removed from vkbackend again and scrubbed from every dtype table of
+the module, so that the suite draws and expects no complex dtype. vkbackend's own dtypes() reports
+what this device computes in (bool, int8-int64, uint8-uint64, float32, float64 on lavapipe);
+vkbackend.complex64 does not exist while any test runs.
 
 This must run before the suite's conftest.py imports array_api_tests.hypothesis_helpers (whose
 strategies read the tables at import): `-p` plugins are imported before conftest files are.
@@ -29,15 +24,11 @@ import sys
 
 os.environ.setdefault("ARRAY_API_TESTS_MODULE", "vkbackend")
 assert os.environ["ARRAY_API_TESTS_MODULE"] == "vkbackend", "this plugin adapts the suite to vkbackend only"
-_skip = [d for d in os.environ.get("ARRAY_API_TESTS_SKIP_DTYPES", "").split(",") if d]
-if "float64" not in _skip:  # the placeholder below must not enter the suite's tables
-    os.environ["ARRAY_API_TESTS_SKIP_DTYPES"] = ",".join(_skip + ["float64"])
-
 import vkbackend  # noqa: E402
 
 assert "array_api_tests.dtype_helpers" not in sys.modules, "load this plugin with -p, before the suite's conftest"
 # First the suite's snapshot of the namespace (array_api_tests/_array_module.py): taken while
-# vkbackend is itself, so float64 and complex64 are its "undefined" stubs in every test module.
+# vkbackend is itself, so complex64 is its "undefined" stub in every test module.
 from array_api_tests import _array_module  # noqa: E402,F401
 
 
@@ -51,7 +42,7 @@ class _Placeholder:
         return f"<{self.name}: not a vkbackend dtype (placeholder of tests/array_api/vk_suite_plugin.py)>"
 
 
-_float64, _complex64 = _Placeholder("float64"), _Placeholder("complex64")
+_complex64 = _Placeholder("complex64")
 
 
 class _ComplexProbe:
@@ -65,12 +56,12 @@ def _asarray_for_import(obj, /, *args, **kwargs):
 
 
 _real_asarray = vkbackend.asarray
-vkbackend.float64, vkbackend.complex64, vkbackend.asarray = _float64, _complex64, _asarray_for_import
+vkbackend.complex64, vkbackend.asarray = _complex64, _asarray_for_import
 try:
     from array_api_tests import dtype_helpers as _dh
 finally:
     vkbackend.asarray = _real_asarray
-    del vkbackend.float64, vkbackend.complex64
+    del vkbackend.complex64
 
 
 def _scrub(value):

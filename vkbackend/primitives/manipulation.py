@@ -302,8 +302,8 @@ def _repeat_counts(repeats, n: int, name: str):
         counts = operator.index(repeats)
     else:
         if isinstance(repeats, Array):
-            if repeats.dtype not in (dtypes.int32, dtypes.uint32):
-                raise TypeError(f"{name}: an array of repeats must be int32 or uint32, got {repeats.dtype}")
+            if repeats.dtype.kind not in "iu":
+                raise TypeError(f"{name}: an array of repeats must have an integer dtype, got {repeats.dtype}")
             if repeats.ndim > 1:
                 raise ValueError(f"{name}: an array of repeats must be 1-D, got shape {repeats.shape}")
             host = repeats.numpy()  # the output's shape depends on the values: one sync
