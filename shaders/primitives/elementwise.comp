@@ -20,6 +20,8 @@
 // @variants OP_add|OP_multiply|OP_less|OP_floor_divide|OP_remainder|OP_fmod|OP_power|OP_left_shift|OP_right_shift|OP_maximum|OP_bitwise_xor NARGS=2 T=int64_t|uint64_t T_OUT=int64_t T_A=int8_t T_B=uint64_t ?B_SCALAR WIDE_SCALARS VK_WIDE VK_MATH64
 // @variants OP_add|OP_divide|OP_maximum|OP_floor_divide|OP_remainder|OP_fmod|OP_power|OP_arctan2|OP_hypot|OP_logaddexp|OP_copysign|OP_nextafter NARGS=2 T=double T_OUT=double T_A=double T_B=float|int64_t ?B_SCALAR WIDE_SCALARS VK_WIDE VK_MATH64 RANK=0|3
 // @variants OP_exp|OP_exp2|OP_expm1|OP_log|OP_log2|OP_log10|OP_log1p|OP_sqrt|OP_sin|OP_cos|OP_tan|OP_arcsin|OP_arccos|OP_arctan|OP_sinh|OP_cosh|OP_tanh|OP_arcsinh|OP_arccosh|OP_arctanh|OP_floor|OP_rint|OP_sign|OP_isnan|OP_signbit|OP_reciprocal|OP_copy NARGS=1 T=double T_OUT=double|uint T_A=double VK_WIDE VK_MATH64
+// @variants OP_add|OP_less|OP_where NARGS=3 T=int|uint T_OUT=int8_t|uint16_t|uint T_A=int8_t|uint T_B=uint16_t T_C=int8_t ?B_SCALAR VK_WIDE VEC4
+// @variants OP_add|OP_less|OP_where NARGS=3 T=double|int64_t T_OUT=double|int64_t|uint T_A=uint|double T_B=double|uint64_t T_C=int64_t ?B_SCALAR VK_WIDE VK_MATH64 WIDE_SCALARS VEC4
 // out = OP(a[, b[, c]]) with numpy broadcasting.
 // Defines: OP_<name> (numpy's ufunc names; the numerics are lib/math.glsl's); NARGS (1..3); T_OUT; T_A, T_B, T_C (buffer element types); T (compute type);
 //   A_SCALAR / B_SCALAR / C_SCALAR: that operand is a T scalar in push constants;
@@ -59,6 +61,13 @@ layout(std430, binding = 3) readonly buffer C { T_C c_[]; };
 #define VEC_float vec4
 #define VEC_int ivec4
 #define VEC_uint uvec4
+#define VEC_double dvec4
+#define VEC_int8_t i8vec4
+#define VEC_uint8_t u8vec4
+#define VEC_int16_t i16vec4
+#define VEC_uint16_t u16vec4
+#define VEC_int64_t i64vec4
+#define VEC_uint64_t u64vec4
 #define VEC(T) PASTE(VEC_, T)
 layout(std430, binding = 0) writeonly buffer Out4 { VEC(T_OUT) out4_[]; };
 layout(std430, binding = 1) readonly buffer A4 { VEC(T_A) a4_[]; };
@@ -85,18 +94,30 @@ uint operand_index(uint i, uint k) {
     return idx;
 }
 
+// X_SEXT64: a signed operand narrower than the int64 computation. lavapipe (Mesa) miscompiles
+// comparisons of a sign-extended value (int64_t(-1) < 0l came out false), so it is widened
+// through its two words instead.
+#ifdef VK_MATH64
+int64_t widen_s64(int v) { return packInt2x32(ivec2(v, v >> 31)); }
+#endif
 #ifdef A_SCALAR
 #define LOAD_A(i) SCALAR(0)
+#elif defined(A_SEXT64)
+#define LOAD_A(i) widen_s64(int(a_[operand_index(i, 0u)]))
 #else
 #define LOAD_A(i) T(a_[operand_index(i, 0u)])
 #endif
 #ifdef B_SCALAR
 #define LOAD_B(i) SCALAR(1)
+#elif defined(B_SEXT64)
+#define LOAD_B(i) widen_s64(int(b_[operand_index(i, 1u)]))
 #else
 #define LOAD_B(i) T(b_[operand_index(i, 1u)])
 #endif
 #ifdef C_SCALAR
 #define LOAD_C(i) SCALAR(2)
+#elif defined(C_SEXT64)
+#define LOAD_C(i) widen_s64(int(c_[operand_index(i, 2u)]))
 #else
 #define LOAD_C(i) T(c_[operand_index(i, 2u)])
 #endif

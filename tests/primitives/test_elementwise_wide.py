@@ -182,8 +182,9 @@ def test_promotion_follows_numpy(rng):
     for da, db in cases:
         x, y = wide_sample(rng, 100, da, small=True), wide_sample(rng, 100, db, small=True)
         a, b = vk.asarray(x, dtype=da), vk.asarray(y, dtype=db)
-        for name in ["add", "multiply", "maximum", "less"]:
-            want = getattr(np, name)(x, y)
+        for name in ["add", "multiply", "maximum", "less", "floor_divide", "remainder"]:
+            with np.errstate(all="ignore"):  # (lavapipe once compared sign-extended int8/32 wrongly)
+                want = getattr(np, name)(x, y)
             got = getattr(vk, name)(a, b).numpy()
             assert_same(got, want, f"{name}({np.dtype(da)}, {np.dtype(db)})")
     x = wide_sample(rng, 50, np.uint8, small=True)

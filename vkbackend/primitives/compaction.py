@@ -156,13 +156,16 @@ def compress_mask(a, mask) -> Array:
 
 def _words(a: Array) -> Array:
     """a as the compaction reads it, one element per 32-bit word: float16 (two per word) is
-    compared as a float32 copy (exact; -0.0 stays unselected, NaN selected)."""
-    return a.astype(dtypes.float32) if a.dtype == dtypes.float16 else a
+    compared as a float32 copy (exact; -0.0 stays unselected, NaN selected), the other widths as
+    their truth (a bool word each)."""
+    if a.dtype == dtypes.float16:
+        return a.astype(dtypes.float32)
+    return not_equal(a, 0) if dtypes.is_wide(a.dtype) else a
 
 
 def flatnonzero(a) -> Array:
     """numpy.flatnonzero, as int32. A device array costs one host sync (the count)."""
-    a = operand(a, "flatnonzero", host="keep", half=True)
+    a = operand(a, "flatnonzero", host="keep", half=True, wide=True)
     if isinstance(a, np.ndarray):
         return asarray(np.flatnonzero(a).astype(np.int32))
     return _compact(_words(a).reshape(-1), "INDEX", dtypes.int32)
@@ -172,7 +175,7 @@ def nonzero(a) -> tuple:
     """numpy.nonzero: one int32 array of coordinates per dimension. A device array costs one host
     sync (the count); the coordinates are written by the compaction directly."""
     name = "nonzero"
-    a = operand(a, name, host="keep", half=True)
+    a = operand(a, name, host="keep", half=True, wide=True)
     if a.ndim == 0:
         raise ValueError(f"{name}: calling nonzero on 0d arrays is not allowed; use atleast_1d")
     if isinstance(a, np.ndarray):

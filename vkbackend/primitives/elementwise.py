@@ -136,6 +136,8 @@ def _plan(op: str, out_dtype, compute_dtype, operands: tuple, aligned: bool, nam
         letter = "ABC"[k]
         if x is not None:
             defines[f"T_{letter}"] = dtypes.glsl(x[1])
+            if compute_dtype == dtypes.int64 and x[1].kind == "i" and x[1].itemsize < 8:
+                defines[f"{letter}_SEXT64"] = 1  # elementwise.comp: around a lavapipe miscompile
             strides.append(broadcast_strides(x[0], out_shape))
         else:
             defines[f"T_{letter}"] = "uint"
@@ -148,7 +150,7 @@ def _plan(op: str, out_dtype, compute_dtype, operands: tuple, aligned: bool, nam
         raise ValueError(f"{name}: broadcasting over {rank} non-mergeable axes exceeds the supported rank")
     tail = [0] * (3 - nargs)
     n = math.prod(out_shape)
-    vec4 = rank == 0 and aligned and n % 4 == 0 and all(d.itemsize == 4 or d == dtypes.bool_ for d in types)
+    vec4 = rank == 0 and aligned and n % 4 == 0 and not any(k.endswith("_SEXT64") for k in defines)
     if vec4:
         defines["VEC4"] = 1
     if rank:

@@ -416,7 +416,7 @@ def diff(x, /, *, axis=-1, n=1, prepend=None, append=None) -> Array:
     x[i+1] != x[i], as numpy), after joining prepend and append (arrays, or scalars taken as
     one slice) to x along the axis. n=0 returns x."""
     name = "diff"
-    x = operand(x, name, "x")
+    x = operand(x, name, "x", wide=True)
     if x.ndim == 0:
         raise ValueError(f"{name}: expected an array of at least 1 dimension, got a 0-d array")
     axis = normalize_axis(axis, x.ndim, name)
@@ -431,7 +431,7 @@ def diff(x, /, *, axis=-1, n=1, prepend=None, append=None) -> Array:
         if extra is None:
             continue
         if what != "x":
-            extra = operand(extra, name, what, host="keep")
+            extra = operand(extra, name, what, host="keep", wide=True)
         if not extra.shape:  # a scalar: one slice of it (numpy broadcasts it so)
             weak = prepend if what == "prepend" else append
             dt = result_type(x, weak if isinstance(weak, (bool, int, float)) else extra.dtype)
@@ -441,7 +441,8 @@ def diff(x, /, *, axis=-1, n=1, prepend=None, append=None) -> Array:
     joined = x
     if len(parts) > 1:
         _concat_shapes([shape for shape, _, _ in parts], axis, name)
-        dtypes.narrow(np.result_type(*[held_dtype(a) if dt is None else dt for _, a, dt in parts]), name)
+        held = [held_dtype(a) if dt is None else dt for _, a, dt in parts]
+        dtypes.narrow(np.result_type(*held), name, wide=True, exact=any(map(dtypes.is_wide, held)))
         joined = concatenate([broadcast_to(asarray(a, dt), shape) if dt is not None else a
                               for shape, a, dt in parts], axis)
     op = not_equal if joined.dtype == dtypes.bool_ else subtract
