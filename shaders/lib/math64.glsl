@@ -18,9 +18,10 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 
 #ifdef VK_TEST_INEXACT_BUILTINS
-// 2 to 4 ulps off, and an unfused fma (see math.glsl)
-double div_guess_(double a, double b) { precise double q = a / b; precise double r = q * 1.0000000000000004lf; return r; }
-double sqrt_guess_(double x) { precise double s = sqrt(x); precise double r = s * 0.9999999999999996lf; return r; }
+// 2^-30 off (as far off as some devices' double division and sqrt are: no bound but
+// single precision's is promised), and an unfused fma (see math.glsl)
+double div_guess_(double a, double b) { precise double q = a / b; precise double r = q * 1.000000000931322574615478515625lf; return r; }
+double sqrt_guess_(double x) { precise double s = sqrt(x); precise double r = s * 0.999999999068677425384521484375lf; return r; }
 double fma_(double a, double b, double c) { precise double p = a * b; precise double r = p + c; return r; }
 #endif
 
@@ -125,16 +126,34 @@ dvec2 dd_mul_d(dvec2 a, dvec2 b) {
     precise double t = p.y + (a.x * b.y + a.y * b.x);
     return fast_two_sum_d(p.x, t);
 }
-// a / b: the built-in quotient corrected by its exact residual.
+// a / b and sqrt(x) within about an ulp, for the error-free steps' range (|a|, |b|, |x| < 2^996,
+// the products above 2^-969): the built-in's guess, which may be far off (Vulkan promises double
+// division and sqrt no more than single precision's accuracy), moved by its exact residual once,
+// which squares its relative error e. Later corrections may then assume a guess within an ulp.
+double div_refine_d(double a, double b) {
+    double q = DIV_GUESS(a, b);
+    dvec2 p = two_prod_d(q, b);
+    precise double r = (a - p.x) - p.y;
+    precise double s = q + DIV_GUESS(r, b);
+    return s;
+}
+double sqrt_refine_d(double x) {
+    double s = SQRT_GUESS(x);
+    dvec2 p = two_prod_d(s, s);
+    precise double r = (x - p.x) - p.y;
+    precise double t = s + DIV_GUESS(r, 2.0lf * s);
+    return t;
+}
+// a / b: the refined quotient corrected by its exact residual (relative error about e 2^-53).
 dvec2 dd_div_d(dvec2 a, dvec2 b) {
-    double q = DIV_GUESS(a.x, b.x);
+    double q = div_refine_d(a.x, b.x);
     dvec2 p = two_prod_d(q, b.x);
     precise double r = (((a.x - p.x) - p.y) + a.y) - q * b.y;
     precise double c = DIV_GUESS(r, b.x);
     return fast_two_sum_d(q, c);
 }
 dvec2 dd_sqrt_d(dvec2 a) {  // a.x > 0
-    double s = SQRT_GUESS(a.x);
+    double s = sqrt_refine_d(a.x);
     dvec2 p = two_prod_d(s, s);
     precise double r = ((a.x - p.x) - p.y) + a.y;
     precise double c = DIV_GUESS(r, 2.0lf * s);
@@ -146,7 +165,7 @@ double np_max(double a, double b) { return isnan_d(a) ? a : (isnan_d(b) ? b : (a
 double np_min(double a, double b) { return isnan_d(a) ? a : (isnan_d(b) ? b : (a < b ? a : b)); }
 
 // a / b rounded correctly, subnormal results included: the significands' quotient in integers,
-// from the built-in quotient as a first guess.
+// from the refined built-in quotient as a first guess.
 double np_divide(double a, double b) {
     if (isnan_d(a) || isnan_d(b)) return NAN64;
     double sgn = uint64BitsToDouble(((doubleBitsToUint64(a) ^ doubleBitsToUint64(b)) & SIGN64) | 0x3ff0000000000000ul);
@@ -158,7 +177,7 @@ double np_divide(double a, double b) {
     int k = (ma >= mb) ? 52 : 53;
     int e = ea - eb - k;  // |a / b| = (q + r / mb) 2^e, q = floor(ma 2^k / mb) in [2^52, 2^53)
     if (e > 971) return copysign_d(INF64, sgn);
-    uint64_t q = uint64_t(DIV_GUESS(double(ma) * pow2i_d(k), double(mb)));
+    uint64_t q = uint64_t(div_refine_d(double(ma) * pow2i_d(k), double(mb)));
     int64_t r = int64_t((ma << k) - q * mb);  // small, so the low 64 bits hold it
     int64_t mbs = int64_t(mb);
     // the guess may be a few units off
@@ -178,14 +197,14 @@ double np_divide(double a, double b) {
 }
 double np_reciprocal(double x) { return np_divide(1.0lf, x); }
 
-// sqrt rounded correctly: the built-in's guess y checked and moved with integer arithmetic.
+// sqrt rounded correctly: the refined built-in's guess y checked and moved with integer arithmetic.
 double np_sqrt(double x) {
     if (!(x > 0.0lf) || isinf_d(x)) return (x < 0.0lf) ? NAN64 : x;  // NaN, +-0, +inf as they are
     int e;
     uint64_t m = significand_d(x, e);
     // sqrt(m 2^e) = sqrt(N) 2^((e - s) / 2) with N = m 2^s, e - s even, sqrt(N) in [2^52, 2^53)
     int s = ((e & 1) != 0) ? 53 : 52;
-    uint64_t y = uint64_t(SQRT_GUESS(double(m) * pow2i_d(s)) + 0.5lf);
+    uint64_t y = uint64_t(sqrt_refine_d(double(m) * pow2i_d(s)) + 0.5lf);
     // D = N - y^2 (small: the low 64 bits hold it); y is right when y^2 - y < N <= y^2 + y
     int64_t d = int64_t((m << s) - y * y);
     REPEAT8(if (d > int64_t(y)) { d -= int64_t(2ul * y + 1ul); y += 1ul; } if (d <= -int64_t(y)) { y -= 1ul; d += int64_t(2ul * y + 1ul); })
@@ -313,7 +332,7 @@ dvec2 log_m_dd_d(double m) {
     precise double f = m - 1.0lf;  // exact
     // log(1 + f) = 2 atanh(s), s = f / (2 + f) as a double-double
     dvec2 d = fast_two_sum_d(2.0lf, f);
-    double sh = DIV_GUESS(f, d.x);
+    double sh = div_refine_d(f, d.x);
     dvec2 p = two_prod_d(sh, d.x);
     precise double sl0 = ((f - p.x) - p.y) - sh * d.y;
     double sl = DIV_GUESS(sl0, d.x);
@@ -578,13 +597,14 @@ double np_tan(double x) {
     return ((q & 1) == 0) ? dd_div_d(s, c).x : -dd_div_d(c, s).x;
 }
 
-// atan(j/8), j = 0..8, as double-doubles.
-const double ATAN_J8_H[9] = double[](0.0lf, 0.12435499454676144lf, 0.24497866312686414lf,
-    0.35877067027057225lf, 0.4636476090008061lf, 0.5585993153435624lf, 0.6435011087932844lf,
-    0.7188299996216245lf, 0.7853981633974483lf);
-const double ATAN_J8_L[9] = double[](0.0lf, -3.1253241424539383e-18lf, 1.0698755618734451e-17lf,
-    -2.4623815582638635e-17lf, 2.2698777452961687e-17lf, -5.4556305485916264e-18lf,
-    1.5834785051444286e-17lf, -2.1478388444456983e-17lf, 3.061616997868383e-17lf);
+// atan(j/8), j = 0..8, as double-doubles: the bits of hi and lo (low word first). Words rather
+// than a const double array: arctan's errors on NVIDIA's driver 580 (0.95 ulp) were those of lo read as 0.
+const uint ATAN_J8[36] = uint[](0x00000000u, 0x00000000u, 0x00000000u, 0x00000000u,
+    0x9aac2f6eu, 0x3fbfd5bau, 0x86760c17u, 0xbc4cd376u, 0xf92c80ddu, 0x3fcf5b75u, 0x3cf7afbdu, 0x3c68ab6eu,
+    0x41e4def1u, 0x3fd6f619u, 0xe6f6e918u, 0xbc7c63aau, 0x0561bb4fu, 0x3fddac67u, 0x222f65e2u, 0x3c7a2b7fu,
+    0xabdefeb4u, 0x3fe1e00bu, 0x287a668fu, 0xbc5928dfu, 0xa3269ee1u, 0x3fe4978fu, 0x87f2a458u, 0x3c72419au,
+    0xc5784634u, 0x3fe700a7u, 0x25aadef6u, 0xbc78c34du, 0x54442d18u, 0x3fe921fbu, 0x33145c07u, 0x3c81a626u);
+double atan_j8_d(int j, int part) { return packDouble2x32(uvec2(ATAN_J8[4 * j + 2 * part], ATAN_J8[4 * j + 2 * part + 1])); }
 // atan(a) as a double-double for a double-double a >= 0, a.x < 2^996: for a > 1, pi/2 -
 // atan(1/a); then atan(j/8) + atan(t), t = (a - j/8) / (1 + a j/8) with |t| <= 1/16.
 dvec2 atan_dd_d(dvec2 a) {
@@ -604,8 +624,8 @@ dvec2 atan_dd_d(dvec2 a) {
         0.07692307692307693lf), z, -0.09090909090909091lf), z, 0.1111111111111111lf), z,
         -0.14285714285714285lf), z, 0.2lf), z, -0.3333333333333333lf);
     precise double tail = t.x * z * ap + t.y * (1.0lf - z);
-    dvec2 s = two_sum_d(ATAN_J8_H[j], t.x);
-    precise double lo = s.y + (ATAN_J8_L[j] + tail);
+    dvec2 s = two_sum_d(atan_j8_d(j, 0), t.x);
+    precise double lo = s.y + (atan_j8_d(j, 1) + tail);
     dvec2 res = fast_two_sum_d(s.x, lo);
     if (inv) res = dd_add_d(dvec2(PIO2_DD_H, PIO2_DD_L), -res);
     return res;
@@ -819,7 +839,7 @@ double np_fmod(double x, double y) {
     uint64_t mx = significand_d(ax, ex), my = significand_d(ay, ey);
     int d = ex - ey;  // <= 2097
     uint64_t r = (mx >= my) ? mx - my : mx;  // mx < 2 my
-    double inv = DIV_GUESS(1.0lf, double(my));
+    double inv = div_refine_d(1.0lf, double(my));
     REPEAT32(fmod_step_d(r, d, my, inv);) REPEAT8(fmod_step_d(r, d, my, inv);) REPEAT4(fmod_step_d(r, d, my, inv);)
     return copysign_d(scale2_d(double(r), ey), x);
 }

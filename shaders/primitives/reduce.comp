@@ -101,6 +101,32 @@ dvec2 red_two_prod(double a, double b) {
     precise double e = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
     return dvec2(p, e);
 }
+// The device's double division and sqrt, which Vulkan holds only to single precision's accuracy;
+// VK_TEST_INEXACT_BUILTINS (tests) makes them 2^-30 off, as lib/math64.glsl's guesses, to show on
+// exact devices that no result depends on them.
+#ifdef VK_TEST_INEXACT_BUILTINS
+double red_div(double a, double b) { precise double q = a / b; precise double r = q * 1.000000000931322574615478515625LF; return r; }
+double red_sqrt(double x) { precise double s = sqrt(x); precise double r = s * 0.999999999068677425384521484375LF; return r; }
+#else
+#define red_div(a, b) ((a) / (b))
+#define red_sqrt(x) sqrt(x)
+#endif
+// a / b and sqrt(x) within about an ulp: the device's result moved once by its exact residual,
+// which squares its relative error (|a|, |b|, |x| below 2**996).
+double div_near(double a, double b) {
+    double q = red_div(a, b);
+    dvec2 qb = red_two_prod(q, b);
+    precise double r = (a - qb.x) - qb.y;
+    precise double s = q + red_div(r, b);
+    return s;
+}
+double sqrt_near(double x) {
+    double s = red_sqrt(x);
+    dvec2 ss = red_two_prod(s, s);
+    precise double r = (x - ss.x) - ss.y;
+    precise double t = s + red_div(r, 2.0 * s);
+    return t;
+}
 dvec2 dd_accumulate(dvec2 a, dvec2 b) {
     dvec2 s = red_two_sum(a.x, b.x);
     precise double lo = (a.y + b.y) + s.y;
@@ -117,12 +143,13 @@ double divide_by_count_d(double x, double den) {
 // (a.x + a.y) / b for b > 0 with the quotient's residual folded back in: correctly rounded but
 // for rare ties, whatever the device's double division (Vulkan allows it ulps of error).
 double div_refined(dvec2 a, double b) {
-    double q = a.x / b;
+    double q = red_div(a.x, b);
     if (!finite_d(a.x) || !finite_d(q)) return q;
-    if (abs(q) > 1e295LF || b > 1e295LF) return q + a.y / b;
+    if (abs(q) > 1e295LF || b > 1e295LF) return q + red_div(a.y, b);
+    q = div_near(a.x, b);
     dvec2 qb = red_two_prod(q, b);
     precise double r = ((a.x - qb.x) - qb.y) + a.y;
-    return q + r / b;
+    return q + red_div(r, b);
 }
 #ifdef DEV64
 // Double-double steps for var's finish (|values| well inside the range: dev_finish scales them).
@@ -142,17 +169,17 @@ dvec2 dd_mul(dvec2 a, dvec2 b) {
     return dd_norm(p.x, lo);
 }
 dvec2 dd_div(dvec2 a, double b) {  // b > 0
-    double q = a.x / b;
+    double q = div_near(a.x, b);
     dvec2 qb = red_two_prod(q, b);
     precise double r = ((a.x - qb.x) - qb.y) + a.y;
-    return dd_norm(q, r / b);
+    return dd_norm(q, red_div(r, b));
 }
 // sqrt(a.x + a.y) (a.x > 0), rounded once more than a correctly rounded root at most.
 double dd_sqrt(dvec2 a) {
-    double r = sqrt(a.x);
+    double r = sqrt_near(a.x);
     dvec2 rr = red_two_prod(r, r);
     precise double e = ((a.x - rr.x) - rr.y) + a.y;
-    return r + e / (2.0 * r);
+    return r + red_div(e, 2.0 * r);
 }
 #endif
 #endif

@@ -7,6 +7,7 @@ empty arrays, dtype=, and 64-bit values through the shared-memory fallback where
 subgroup arithmetic on them (shaderSubgroupExtendedTypes). Fresh buffers are poisoned (conftest),
 so an element a kernel forgets to write shows up."""
 import dataclasses
+import importlib
 import math
 import warnings
 from fractions import Fraction
@@ -238,6 +239,32 @@ def test_var_std_exact(rng, dtype):
             for ddof in (0, 1):
                 for op in ("var", "std"):
                     check_reduction(op, x, reduce(op, a, ddof=ddof), ddof=ddof)
+
+
+@pytest.fixture
+def inexact_builtins(monkeypatch):
+    """reduce.comp built with VK_TEST_INEXACT_BUILTINS: its double division and sqrt 2**-30 off
+    (Vulkan promises them no more than single precision's accuracy, and some devices use that)."""
+    module = importlib.import_module("vkbackend.primitives.reduce")
+    defines = module._defines
+    monkeypatch.setattr(module, "_defines", lambda *a: {**defines(*a), "VK_TEST_INEXACT_BUILTINS": 1})
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int64, np.uint64])
+def test_mean_var_std_with_inexact_division(rng, inexact_builtins, dtype):
+    """mean, var and std as exact as ever with a far-off device division and sqrt: 64-bit data
+    whose double mean (spacing 1024) is hundreds off, far more than the spread, so that var's
+    correction cancels about 2**18-fold (a single correction of the quotient is not enough)."""
+    for n in (33, 4097, 30_001):
+        if dtype == np.float64:
+            x = 1e15 + rng.integers(0, 3, n) + rng.standard_normal(n) / 8
+        else:
+            x = np.array(2**62 + 600, dtype) - rng.integers(0, 3, n, dtype=dtype)
+        a = vk.asarray(x, dtype=dtype)
+        check_reduction("mean", x, vk.mean(a))
+        for ddof in (0, 1):
+            for op in ("var", "std"):
+                check_reduction(op, x, reduce(op, a, ddof=ddof), ddof=ddof)
 
 
 def test_float64_nan_and_inf(rng):

@@ -21,9 +21,9 @@ array API standard's infinities as for float32), floor, ceil, trunc, rint, sign,
 nextafter, maximum, minimum and the predicates; every int64 and uint64 function, and the scalar
 operands read by FROM_BITS.
 
-VK_TEST_INEXACT_BUILTINS makes the built-in division and sqrt 2 to 4 ulps off and fma a separate
-multiply and add (worse than Vulkan allows): the same bounds hold, so no result rests on
-lavapipe's exact built-ins."""
+VK_TEST_INEXACT_BUILTINS makes the built-in division and sqrt 2^-30 off (Vulkan holds double ones
+only to single precision's accuracy) and fma a separate multiply and add: the same bounds hold, so
+no result rests on lavapipe's exact built-ins."""
 from pathlib import Path
 
 import numpy as np
