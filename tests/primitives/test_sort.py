@@ -264,6 +264,12 @@ def test_unique(rng, T, shape, dtype):
     want = np.unique_all(x)
     got = vk.unique_all(a)
     assert type(got).__name__ == "UniqueAllResult"
+    check_unique(a, got, want)
+
+
+def check_unique(a, got, want) -> None:
+    """vk.unique_all's result `got` for `a` against numpy's `want`, bit for bit, and the other
+    three unique functions against the same."""
     for g, w, name in zip(got, want, got._fields):
         assert g.shape == w.shape, (name, g.shape, w.shape)
         assert g.dtype == (w.dtype if name == "values" else np.int32), (name, g.dtype)
