@@ -80,7 +80,7 @@ def ref_argsort(x, axis=-1, descending=False):
 
 def bits(a):
     a = np.asarray(a)
-    return a.view(np.uint32) if a.dtype == np.float32 else a
+    return a.view(f"u{a.dtype.itemsize}") if a.dtype.kind == "f" else a
 
 
 def check_sorts(x, axis=-1, descending=False):
