@@ -216,12 +216,14 @@ def test_bad_input_before_gpu_work():
             vk.searchsorted(x, x)
         with pytest.raises(TypeError, match="sorter"):
             vk.searchsorted(x[0], x, sorter=x[0])
-        with pytest.raises(TypeError, match="int64"):
-            vk.searchsorted(ints, uints)
         with pytest.raises(TypeError, match="float16"):
             vk.unique_all(half)
         with pytest.raises(TypeError, match="str"):
             vk.unique_values("abc")
+    # int32 with uint32: numpy's int64 comparison, as the elementwise functions promote
+    si, u = np.array([-7, 0, 5, 2**31 - 1], np.int32), np.array([0, 6, 2**31, 2**32 - 1], np.uint32)
+    got = vk.searchsorted(vk.asarray(si), vk.asarray(u))
+    np.testing.assert_array_equal(got.numpy(), np.searchsorted(si, u))
 
 
 # ---- searchsorted --------------------------------------------------------------------------------
