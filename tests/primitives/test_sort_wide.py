@@ -12,7 +12,7 @@ from vkbackend import runtime
 from vkbackend.primitives import sort as sort_mod
 
 from tests.conftest import h200_like, no_gpu_work
-from tests.primitives.test_sort import check_unique, make as make32, ref_argsort, ref_sort
+from tests.primitives.test_sort import bits, check_sorts, check_unique, make as make32, ref_argsort
 
 WIDE = [np.int8, np.uint8, np.int16, np.uint16, np.int64, np.uint64, np.float64]
 SIZES = [1, 7, 33, 257, 4099, 70001]
@@ -55,23 +55,6 @@ def make(rng, shape, dtype, kind="random"):
     if n:
         x[rng.integers(0, n, min(n, 2))] = pool[:min(n, 2)]  # the extremes (float64: a NaN)
     return x.reshape(shape)
-
-
-def bits(a):
-    a = np.asarray(a)
-    return a.view(np.uint64) if a.dtype == np.float64 else a
-
-
-def check_sorts(x, axis=-1, descending=False):
-    """vk.sort (bit for bit) and vk.argsort (exactly) of x, uploaded as its dtype, against numpy."""
-    a = vk.asarray(x, dtype=x.dtype)
-    got = vk.sort(a, axis=axis, descending=descending)
-    want = ref_sort(x, axis, descending)
-    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.shape)
-    np.testing.assert_array_equal(bits(got.numpy()), bits(want))
-    got = vk.argsort(a, axis=axis, descending=descending)
-    assert got.dtype == np.int32
-    np.testing.assert_array_equal(got.numpy(), ref_argsort(x, axis, descending))
 
 
 def test_data_has_what_it_should(rng):
