@@ -159,8 +159,6 @@ def _plan(op: str, out_dtype, compute_dtype, operands: tuple, aligned: bool, nam
         tail += shape
         for s in per_operand:
             tail += s
-    if wide_scalars:
-        tail += [0, 0, 0]  # the scalars' high words (apply sets them)
     kernel = runtime.get().kernel("primitives/elementwise.comp", defines, WG) if n else None
     return kernel, out_shape, tail, (grid_groups(n // 4 if vec4 else n, WG),)
 
@@ -193,12 +191,11 @@ def apply(op: str, operands: list, out_dtype, compute_dtype, name: str | None = 
         _apply_windows(op, operands, out, compute_dtype, heads, name)
         return out
     buffers = [out.buffer] + [x.buffer if isinstance(x, Array) else out.buffer for x in operands]
-    if compute_dtype.itemsize == 8 and None in sig:  # 64-bit scalars: high words at the end
-        tail = list(tail)
-        for k, x in enumerate(sig):
-            if x is None:
-                heads[k], tail[len(tail) - 3 + k] = heads[k] & 0xFFFFFFFF, heads[k] >> 32
-    kernel(buffers, [out.size, out.offset, *heads, *tail], groups)
+    push = [out.size, out.offset, *heads, *tail]
+    if compute_dtype.itemsize == 8 and None in sig:  # WIDE_SCALARS: low words in place, high words last
+        push[2:2 + len(heads)] = [h & 0xFFFFFFFF for h in heads]
+        push += [h >> 32 for h in heads] + [0] * (3 - len(heads))
+    kernel(buffers, push, groups)
     return out
 
 
