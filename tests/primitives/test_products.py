@@ -100,7 +100,7 @@ def test_cross(rng, shapes, axis, dtype):
 
 def test_products_bad_inputs():
     b, col, v4, c23, c43 = vk.ones(3, dtype=vk.bool), vk.ones((3, 1)), vk.ones(4), vk.ones((2, 3)), vk.ones((4, 3))
-    f, i, u = vk.ones((3, 4)), vk.ones((3, 4), dtype=vk.int32), vk.ones((4, 3), dtype=vk.uint32)
+    f = vk.ones((3, 4))
     with no_gpu_work():
         with pytest.raises(ValueError, match="shape-mismatch"):
             vk.tensordot(f, f, axes=1)
@@ -110,8 +110,6 @@ def test_products_bad_inputs():
             vk.tensordot(f, f, axes=([0], [0, 1]))
         with pytest.raises(TypeError, match="pair"):
             vk.tensordot(f, f, axes="x")
-        with pytest.raises(TypeError, match="int64"):
-            vk.tensordot(i, u, axes=1)
         with pytest.raises(TypeError, match="numeric"):
             vk.vecdot(b, b)
         with pytest.raises(ValueError, match="differ in length"):

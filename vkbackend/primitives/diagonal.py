@@ -43,10 +43,10 @@ def diagonal(x, /, *, offset=0) -> Array:
 
 def trace(x, /, *, offset=0, dtype=None) -> Array:
     """The sums of the diagonals of the matrices in x (..., M, N): shape (...). dtype as vk.sum's
-    (None: x's dtype, int32 for bool; integer sums wrap modulo 2**32)."""
+    (None: x's dtype, the default integer for narrower ones and bool; integer sums wrap)."""
     name = "trace"
-    x = _matrices(x, name)
+    x = _matrices(x, name, wide=True)
     offset = integer(offset, name, "offset")
-    if dtype is not None and dtypes.check(dtype) == dtypes.bool_:  # as vk.sum, before the copy
+    if dtype is not None and dtypes.check(dtype, held=True) == dtypes.bool_:  # as vk.sum, before the copy
         raise TypeError(f"{name}: dtype bool is not supported; expected float32, int32 or uint32")
     return _sum(_diagonal(x, offset), axis=-1, dtype=dtype)

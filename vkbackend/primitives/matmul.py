@@ -9,10 +9,12 @@
 gemm is float32, or float16 (both operands; matmul_half.py: float32 sums, one rounding to float16,
 on cooperative matrices where the device has them). matmul computes in float32 where numpy would
 promote to a float other than float16 (int32 @ float32: the int operand is converted first; float16
-@ float32 too); float16 @ float16 is float16, as in numpy and gemm; int32 and uint32 products are
-exact, wrapping modulo 2**32 as numpy's do, computed as elementwise products reduced over K
-(multiply + sum, in chunks of at most INT_CHUNK temporaries: much slower than float32's tiled
-kernel); bool @ bool raises TypeError (the array API's matmul is numeric only), as does int32 @ uint32 (numpy: int64).
+@ float32 too); float16 @ float16 is float16, as in numpy and gemm; a float64 operand (or int64 @
+float32: numpy's float64 of a 64-bit operand) gives float64; integer products are exact, wrapping
+modulo 2**bits as numpy's do (int32 @ uint32 is int64, as numpy's). Integers and float64 are
+computed as elementwise products reduced over K (multiply + sum, in chunks of at most INT_CHUNK
+temporaries: much slower than float32's tiled kernel); bool @ bool raises TypeError (the array
+API's matmul is numeric only).
 
 The kernel is a tiled SIMT GEMM (see the shader's header). Tile shapes are TileConfigs, written
 "BMxBNxBK/TMxTN[/WARP_X]" (e.g. "128x128x16/8x8"); `choose_config` picks one per call from the
@@ -404,15 +406,19 @@ def _result_dtype(name: str, *ops, integers: bool = False) -> np.dtype:
     keeps float16 (float16 with float16 or bool: matmul_half.py), float32 where numpy would promote
     to another float; with `integers`, int32 or uint32 (dtypes.narrow refuses int32 with uint32,
     which numpy makes int64); TypeError otherwise."""
-    promoted = np.result_type(*(held_dtype(o) for o in ops))
+    held = [held_dtype(o) for o in ops]
+    promoted = np.result_type(*held)
+    exact = any(map(dtypes.is_wide, held))  # a wide operand: numpy's result is kept (float64 too)
     if integers and promoted.kind in "iu":
-        return dtypes.narrow(promoted, name)
+        return dtypes.narrow(promoted, name, wide=True, exact=exact)
     if integers and promoted.kind == "b":
         raise TypeError(f"{name}: bool operands are not supported: expected a numeric dtype (int32, "
                         "uint32, float32); cast with .astype()")
     if promoted.kind != "f":
         raise TypeError(f"{name}: {promoted} operands are not supported (float32 or float16 only); "
                         "cast with .astype(vk.float32)")
+    if integers and exact:
+        return dtypes.narrow(promoted, name, exact=True)
     return dtypes.float16 if promoted == dtypes.float16 else dtypes.float32
 
 
@@ -455,14 +461,15 @@ _ENV = ("VKBACKEND_MATMUL_CONFIG", "VKBACKEND_MATMUL_GROUP", "VKBACKEND_MATMUL_M
 
 @recipe(env=_ENV)
 def matmul(x1, x2) -> Array:
-    """numpy.matmul(x1, x2) (the `@` operator): float32 on the tiled kernel; int32 and uint32 exact,
-    the products and sums wrapping modulo 2**32 as numpy's, by elementwise multiply + sum over K
-    (slower than float32's kernel; see _integer_matmul); bool @ bool and int32 @ uint32 TypeError.
+    """numpy.matmul(x1, x2) (the `@` operator): float32 on the tiled kernel; the integers exact,
+    the products and sums wrapping as numpy's, and float64, by elementwise multiply + sum over K
+    (slower than float32's kernel; see _summed_matmul); bool @ bool TypeError.
 
     1-D operands: x1 (K,) is a row (1, K), x2 (K,) a column (K, 1), and that axis is dropped from
     the result. Leading dims broadcast: (3, 1, 5, 7) @ (2, 7, 4) -> (3, 2, 5, 4). K == 0 gives zeros."""
     # host data kept (numpy) until every check has passed; float16 promotes to float32 (numpy's)
-    a, b = operand(x1, "matmul", "x1", host="keep", half=True), operand(x2, "matmul", "x2", host="keep", half=True)
+    a = operand(x1, "matmul", "x1", host="keep", half=True, wide=True)
+    b = operand(x2, "matmul", "x2", host="keep", half=True, wide=True)
     for index, o in enumerate((a, b)):
         if len(o.shape) == 0:
             raise ValueError(f"matmul: Input operand {index} does not have enough dimensions "
@@ -483,7 +490,7 @@ def matmul(x1, x2) -> Array:
         if math.prod(out_shape) == 0:
             return Array.empty(out_shape, dtype)
         A, B = asarray(a, dtype).reshape(sa), asarray(b, dtype).reshape(sb)
-        return _integer_matmul(A, B, batch, m, k, n).reshape(out_shape)
+        return _summed_matmul(A, B, batch, m, k, n).reshape(out_shape)
     env_config(runtime.get().device)  # a bad override fails here, before any GPU work
     strides = (_strides(sa, batch, m * k), _strides(sb, batch, k * n), _contiguous_strides(batch, m * n))
     _check_product(m, n, k, k, n, False, batch, strides)
@@ -508,25 +515,28 @@ def _half_matmul(a, b, sa: tuple, sb: tuple, batch: tuple, m: int, k: int, n: in
                                strides=strides)
 
 
-# Elements of the integer path's products (batch x rows x K-slice x N) made at once, at most
-# (beyond it only where one row of one K step, batch x N, is larger: no larger than the result).
+# Elements of the summed path's products (batch x rows x K-slice x N) made at once, at most
+# (beyond it only where one row of one K step, batch x N, is larger: no larger than the result),
+# and within what a shader may bind (the 8-byte dtypes have no windows).
 INT_CHUNK = 1 << 26
 
 
-def _integer_matmul(A: Array, B: Array, batch: tuple, m: int, k: int, n: int) -> Array:
-    """A (..., m, k) @ B (..., k, n) -> (*batch, m, n) in A's integer dtype (B's too), exact modulo
-    2**32: sum over k of A[..., :, k, None] * B[..., None, k, :] (the device's integer multiply and
-    sum wrap as numpy's int32 and uint32 do), by blocks of rows and K slices whose products hold at
-    most INT_CHUNK elements, the slices' sums accumulated by add, the row blocks written into the
-    result. K == 0: zeros."""
+def _summed_matmul(A: Array, B: Array, batch: tuple, m: int, k: int, n: int) -> Array:
+    """A (..., m, k) @ B (..., k, n) -> (*batch, m, n) in A's dtype (B's too) for the dtypes
+    without a tiled kernel (the integers, float64): sum over k of A[..., :, k, None] *
+    B[..., None, k, :], the integers exact modulo 2**bits (the device's multiply and sum wrap as
+    numpy's do), float64 summed as vk.sum does, by blocks of rows and K slices whose products hold
+    at most INT_CHUNK elements, the slices' sums accumulated by add, the row blocks written into
+    the result. K == 0: zeros."""
     from .reduce import sum as _sum  # siblings; imported here as only this path needs them
     from .setitem import setitem
     dtype = A.dtype
     if k == 0:
         return zeros(batch + (m, n), dtype=dtype)
+    chunk = min(INT_CHUNK, runtime.get().device.max_storage_buffer_range // dtype.itemsize)
     per_row = max(1, math.prod(batch) * n)    # product elements per (row, k) pair
-    mc = max(1, min(m, INT_CHUNK // per_row))
-    kc = max(1, min(k, INT_CHUNK // (per_row * mc)))
+    mc = max(1, min(m, chunk // per_row))
+    kc = max(1, min(k, chunk // (per_row * mc)))
     out = None if mc == m else Array.empty(batch + (m, n), dtype)
     for i0 in range(0, m, mc):
         Ai = A if mc == m else A[..., i0:i0 + mc, :]

@@ -1,5 +1,5 @@
 """vk.linalg.vector_norm and vk.linalg.matrix_norm (the standard's and numpy.linalg's), in
-float32, from reductions and elementwise ops.
+float32 (float64 for float64 input), from reductions and elementwise ops.
 
 An empty vector's inf-norm is 0, its -inf-norm has no value (ValueError), as numpy's.
 vector_norm for ord p > 0 other than 1 and inf scales by the largest |x| first, m * (sum (|x| /
@@ -28,7 +28,16 @@ __all__: list = []  # vk.linalg's (vkbackend/linalg.py), not the namespace's
 
 
 def _float(x: Array) -> Array:
-    return x if x.dtype == dtypes.float32 else astype(x, dtypes.float32)
+    """float32 and float64 as they are; integers and bool as float32."""
+    return x if x.dtype in (dtypes.float32, dtypes.float64) else astype(x, dtypes.float32)
+
+
+def _input(x, name: str) -> Array:
+    """x as an operand: the 32-bit dtypes and float64 (the integers narrower or wider than 32 bits
+    are refused, as float32 does not hold all of int64)."""
+    if isinstance(x, Array) and x.dtype == dtypes.float64:
+        return operand(x, name, "x", wide=True)
+    return operand(x, name, "x")
 
 
 def _order(ord, name: str) -> float:
@@ -54,10 +63,11 @@ def _pnorm(a: Array, axes: tuple, p: float, n: int) -> Array:
 
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2) -> Array:
-    """numpy.linalg.vector_norm in float32: axis None (all), an int or a tuple of ints; ord a real
-    number, inf or -inf (0 counts the nonzero elements). Integer input is converted to float32."""
+    """numpy.linalg.vector_norm in float32 (float64 input: float64): axis None (all), an int or a
+    tuple of ints; ord a real number, inf or -inf (0 counts the nonzero elements). Integer input is
+    converted to float32."""
     name = "vector_norm"
-    x = operand(x, name, "x")
+    x = _input(x, name)
     p = _order(ord, name)
     axes = tuple(range(x.ndim)) if axis is None else tuple(normalize_axes(axis, x.ndim, name, "axis"))
     n = math.prod(x.shape[d] for d in axes)
@@ -65,13 +75,13 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2) -> Array:
         raise ValueError(f"{name}: ord={ord} of an empty vector (axes {axes} of shape {x.shape}) has no value")
     a = absolute(_float(x))
     if n == 0 and p == math.inf:  # numpy: the largest of none is 0 (norms are >= 0)
-        out = zeros(tuple(1 if d in axes else s for d, s in enumerate(x.shape)), dtypes.float32)
+        out = zeros(tuple(1 if d in axes else s for d, s in enumerate(x.shape)), a.dtype)
     elif p == math.inf:
         out = _max(a, axis=axes, keepdims=True)
     elif p == -math.inf:
         out = _min(a, axis=axes, keepdims=True)
     elif p == 0:
-        out = _sum(not_equal(a, 0), axis=axes, keepdims=True, dtype=dtypes.float32)
+        out = _sum(not_equal(a, 0), axis=axes, keepdims=True, dtype=a.dtype)
     elif p == 1:
         out = _sum(a, axis=axes, keepdims=True)
     else:
@@ -85,12 +95,13 @@ _NO_SVD = (2, -2, "nuc")
 
 
 def matrix_norm(x, /, *, keepdims=False, ord="fro", singular_values=None) -> Array:
-    """numpy.linalg.matrix_norm of the matrices in x (..., M, N) in float32: ord 'fro', 1 / -1
+    """numpy.linalg.matrix_norm of the matrices in x (..., M, N) in float32 (float64 input:
+    float64; ord 2, -2 and 'nuc' not yet, as svdvals is float32 only): ord 'fro', 1 / -1
     (largest / smallest column sum of |x|), inf / -inf (row sums); 2 / -2 (largest / smallest
     singular value) and 'nuc' (their sum) from singular_values(x) (..., min(M, N)), descending,
     NotImplementedError without it."""
     name = "matrix_norm"
-    x = operand(x, name, "x")
+    x = _input(x, name)
     if x.ndim < 2:
         raise ValueError(f"{name}: expected a stack of matrices (at least 2 dimensions), got shape {x.shape}")
     if isinstance(ord, str):
@@ -106,7 +117,7 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro", singular_values=None) -> Arr
         if min(m, n) == 0:  # numpy: the largest or smallest of no singular values has no value
             if ord != "nuc":
                 raise ValueError(f"{name}: ord={ord!r} of matrices of shape {(m, n)} has no value")
-            out = zeros(x.shape[:-2] + (1, 1), dtypes.float32)
+            out = zeros(x.shape[:-2] + (1, 1), _float(x).dtype)
         else:
             s = singular_values(_float(x))
             k = s.shape[-1]
@@ -119,7 +130,7 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro", singular_values=None) -> Arr
     if x.shape[along] == 0:  # numpy: the largest of no sums is 0, the smallest has no value
         if ord < 0:
             raise ValueError(f"{name}: ord={ord!r} of matrices of shape {(m, n)} has no value")
-        out = zeros(x.shape[:-2] + (1, 1), dtypes.float32)
+        out = zeros(x.shape[:-2] + (1, 1), _float(x).dtype)
     else:
         sums = _sum(absolute(_float(x)), axis=across, keepdims=True)
         out = (_max if ord > 0 else _min)(sums, axis=along, keepdims=True)

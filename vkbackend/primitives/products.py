@@ -7,8 +7,9 @@ namespace and in vk.linalg), outer and cross (vk.linalg).
     vk.linalg.cross(a, b, axis=-1) # 3-vectors along `axis`, the other axes broadcast
 
 tensordot is one matmul of the operands permuted to (free, contracted) x (contracted, free):
-float32 as vk.matmul, integers exact as its integer path; vecdot, outer and cross are elementwise
-products and sums. Integer results wrap modulo 2**32, as numpy's int32 and uint32 do. Every
+in the operands' dtype as vk.matmul (float32 on its kernel, the integers and float64 by its summed
+path); vecdot, outer and cross are elementwise products and sums. Integer results wrap modulo
+2**bits, as numpy's do. Every
 argument is checked, and the result dtype known, before any GPU work; numpy arrays are accepted
 and uploaded after that.
 """
@@ -35,9 +36,12 @@ def _result_dtype(a, b, name: str) -> np.dtype:
     """The dtype both operands (vk.Arrays or kept host data) are computed in: numeric only."""
     kinds = [held_dtype(x) for x in (a, b)]
     if dtypes.bool_ in kinds:
-        raise TypeError(f"{name}: expected arrays of a numeric dtype (int32, uint32, float32), got "
-                        f"{kinds[0]} and {kinds[1]}")
-    return dtypes.narrow(np.result_type(*kinds), name)
+        raise TypeError(f"{name}: expected arrays of a numeric dtype, got {kinds[0]} and {kinds[1]}")
+    return dtypes.narrow(np.result_type(*kinds), name, wide=True, exact=any(map(dtypes.is_wide, kinds)))
+
+
+def _operands(x1, x2, name: str) -> tuple:
+    return operand(x1, name, "x1", host="keep", wide=True), operand(x2, name, "x2", host="keep", wide=True)
 
 
 def _broadcast(name: str, *shapes) -> tuple:
@@ -72,7 +76,7 @@ def tensordot(x1, x2, /, *, axes=2) -> Array:
     """numpy.tensordot: `axes` an int N (the last N axes of x1 against the first N of x2, in
     order) or a pair of axis sequences; the result has x1's free axes, then x2's."""
     name = "tensordot"
-    a, b = operand(x1, name, "x1", host="keep"), operand(x2, name, "x2", host="keep")
+    a, b = _operands(x1, x2, name)
     dt = _result_dtype(a, b, name)
     if isinstance(axes, (numbers.Integral, np.integer)) and not isinstance(axes, (bool, np.bool_)):
         n = integer(axes, name, "axes")
@@ -109,7 +113,7 @@ def vecdot(x1, x2, /, *, axis=-1) -> Array:
     smaller rank; a non-negative axis for operands of one rank), the other axes broadcast. The
     vector axis itself must have one length in both (it is not broadcast)."""
     name = "vecdot"
-    a, b = operand(x1, name, "x1", host="keep"), operand(x2, name, "x2", host="keep")
+    a, b = _operands(x1, x2, name)
     dt = _result_dtype(a, b, name)
     ax = _vector_axis(name, axis, a, b)
     if a.shape[ax] != b.shape[ax]:
@@ -122,7 +126,7 @@ def vecdot(x1, x2, /, *, axis=-1) -> Array:
 def outer(x1, x2, /) -> Array:
     """The outer product of two 1-D arrays: out[i, j] = x1[i] * x2[j]."""
     name = "outer"
-    a, b = operand(x1, name, "x1", host="keep"), operand(x2, name, "x2", host="keep")
+    a, b = _operands(x1, x2, name)
     dt = _result_dtype(a, b, name)
     if a.ndim != 1 or b.ndim != 1:
         raise ValueError(f"{name}: expected two 1-D arrays, got shapes {a.shape} and {b.shape}")
@@ -133,7 +137,7 @@ def cross(x1, x2, /, *, axis=-1) -> Array:
     """Cross products of 3-vectors along `axis` (as vecdot's), the other axes broadcast; each component a1*b2 - a2*b1 as written (no fused
     multiply-add). numpy's 2-vector form is not the standard's: ValueError."""
     name = "cross"
-    a, b = operand(x1, name, "x1", host="keep"), operand(x2, name, "x2", host="keep")
+    a, b = _operands(x1, x2, name)
     dt = _result_dtype(a, b, name)
     ax = _vector_axis(name, axis, a, b)
     if a.shape[ax] != 3 or b.shape[ax] != 3:

@@ -12,15 +12,15 @@ __all__ = ["conj", "real", "imag"]
 
 def conj(x, /) -> Array:
     """The complex conjugate of a real array: a copy of x."""
-    return operand(x, "conj", "x").copy()
+    return operand(x, "conj", "x", wide=True).copy()
 
 
 def real(x, /) -> Array:
     """The real part of a real array: a copy of x."""
-    return operand(x, "real", "x").copy()
+    return operand(x, "real", "x", wide=True).copy()
 
 
 def imag(x, /) -> Array:
     """The imaginary part of a real array: zeros of x's shape and dtype."""
-    x = operand(x, "imag", "x")
+    x = operand(x, "imag", "x", wide=True)
     return zeros(x.shape, x.dtype)
