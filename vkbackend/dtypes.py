@@ -10,10 +10,14 @@ uint32 = np.dtype(np.uint32)
 bool_ = np.dtype(np.bool_)
 SUPPORTED = (float32, int32, uint32, bool_)
 _COMPUTED = frozenset(SUPPORTED)
-# Held in arrays, two per 32-bit word, and read by the ops that say so (the convolutions); every
-# other op refuses it by name (through GLSL below) rather than reading packed halves as words.
+# Held in arrays, two per 32-bit word, and read by the ops that say so; every other op refuses it
+# by name (through GLSL below) rather than reading packed halves as words. The elementwise
+# functions compute on it in float32, rounding each result to float16 as numpy's float16 loops do,
+# which takes HALF_FEATURES (the halves are read and written as uint16_t).
 float16 = np.dtype(np.float16)
-HALF_USES = "float16 arrays support astype(), numpy(), reshape, views, matmul/gemm and the convolutions"
+HALF_USES = ("float16 arrays support astype(), numpy(), reshape, views, the elementwise functions and "
+             "operators, matmul/gemm and the convolutions")
+HALF_FEATURES = ("storageBuffer16BitAccess", "shaderInt16")
 
 int8, int16, int64 = np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.int64)
 uint8, uint16, uint64 = np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.uint64)
@@ -38,16 +42,27 @@ _WIDE = {
 
 
 def missing_features(d: np.dtype) -> tuple:
-    """The Vulkan features dtype `d` needs that the device lacks (empty: usable)."""
-    if d not in _WIDE:
+    """The Vulkan features dtype `d` needs that the device lacks (empty: usable); float16's are
+    those its arithmetic needs (HALF_FEATURES: holding it needs none)."""
+    need = _WIDE[d][2] if d in _WIDE else HALF_FEATURES if d == float16 else ()
+    if not need:
         return ()
     from . import runtime  # the device's features, opened on first use
     have = runtime.get().device.features
-    return tuple(f for f in _WIDE[d][2] if f not in have)
+    return tuple(f for f in need if f not in have)
+
+
+def half_arithmetic(what: str) -> np.dtype:
+    """float16, for an op that computes on it; TypeError naming the features the device lacks."""
+    missing = missing_features(float16)
+    if missing:
+        raise TypeError(f"{what}: float16 arithmetic needs the Vulkan feature{'s' if len(missing) > 1 else ''} "
+                        f"{', '.join(missing)}, which this device does not have; cast with .astype(np.float32)")
+    return float16
 
 
 def available(d: np.dtype) -> bool:
-    return (d in _COMPUTED or d == float16 or d in _WIDE) and not missing_features(d)
+    return (d in _COMPUTED or d in _WIDE) and not missing_features(d) or d == float16
 
 
 def _usable(d: np.dtype) -> np.dtype:
@@ -164,7 +179,9 @@ def type_defines(types) -> dict:
     types, VK_MATH64 (shaders/lib/math64.glsl) for 64-bit ones."""
     out = {}
     for d in types:
-        if d in _WIDE:
+        if d == float16:
+            out["VK_WIDE"] = 1
+        elif d in _WIDE:
             out["VK_WIDE"] = 1
             if d.itemsize == 8:
                 out["VK_MATH64"] = 1

@@ -10,6 +10,10 @@
 #extension GL_EXT_shader_explicit_arithmetic_types : require
 #extension GL_EXT_shader_8bit_storage : require
 #extension GL_EXT_shader_16bit_storage : require
+// float16 elements sit in buffers as uint16_t (16-bit storage; no shaderFloat16 arithmetic): read
+// exactly into float32, written rounded to nearest even as astype's cast_half.comp does.
+#define HALF_TO_FLOAT(h) unpackHalf2x16(uint(h)).x
+#define FLOAT_TO_HALF(f) uint16_t(packHalf2x16(vec2((f), 0.0)))
 #ifdef HAS_SUBGROUP_ARITHMETIC
 #extension GL_EXT_shader_subgroup_extended_types_int8 : enable
 #extension GL_EXT_shader_subgroup_extended_types_int16 : enable

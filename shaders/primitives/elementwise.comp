@@ -21,6 +21,8 @@
 // @variants OP_add|OP_divide|OP_maximum|OP_floor_divide|OP_remainder|OP_fmod|OP_power|OP_arctan2|OP_hypot|OP_logaddexp|OP_copysign|OP_nextafter NARGS=2 T=double T_OUT=double T_A=double T_B=float|int64_t ?B_SCALAR WIDE_SCALARS VK_WIDE VK_MATH64 RANK=0|3
 // @variants OP_exp|OP_exp2|OP_expm1|OP_log|OP_log2|OP_log10|OP_log1p|OP_sqrt|OP_sin|OP_cos|OP_tan|OP_arcsin|OP_arccos|OP_arctan|OP_sinh|OP_cosh|OP_tanh|OP_arcsinh|OP_arccosh|OP_arctanh|OP_floor|OP_rint|OP_sign|OP_isnan|OP_signbit|OP_reciprocal|OP_copy NARGS=1 T=double T_OUT=double|uint T_A=double VK_WIDE VK_MATH64
 // @variants OP_add|OP_less|OP_where NARGS=3 T=int|uint T_OUT=int8_t|uint16_t|uint T_A=int8_t|uint T_B=uint16_t T_C=int8_t ?B_SCALAR VK_WIDE VEC4
+// @variants OP_add|OP_exp|OP_where NARGS=3 T=float T_OUT=float T_A=uint16_t T_B=uint16_t T_C=float A_HALF B_HALF ?OUT_HALF C_SCALAR VK_WIDE RANK=0|2
+// @variants OP_less NARGS=2 T=float T_OUT=uint T_A=uint16_t T_B=float A_HALF VK_WIDE
 // @variants OP_add|OP_less|OP_where NARGS=3 T=double|int64_t T_OUT=double|int64_t|uint T_A=uint|double T_B=double|uint64_t T_C=int64_t ?B_SCALAR VK_WIDE VK_MATH64 WIDE_SCALARS VEC4
 // out = OP(a[, b[, c]]) with numpy broadcasting.
 // Defines: OP_<name> (numpy's ufunc names; the numerics are lib/math.glsl's); NARGS (1..3); T_OUT; T_A, T_B, T_C (buffer element types); T (compute type);
@@ -32,7 +34,9 @@
 //   [RANK] and each operand's element strides [RANK] (0 where broadcast); WIDE_SCALARS (T is
 //   64-bit): then per operand its scalar's high word.
 // The types may be any of vkbackend/dtypes.py's (int8_t, uint16_t, int64_t, double, ...): 8/16-bit
-//   ones compute as int/uint and wrap when stored.
+//   ones compute as int/uint and wrap when stored. float16: A_HALF / B_HALF / C_HALF (that
+//   operand's T_X is uint16_t holding half bits, read as float), OUT_HALF (T_OUT float, stored
+//   rounded to half bits in a uint16_t buffer); T is float, as numpy's float16 loops compute.
 #ifndef RANK
 #define RANK 0
 #endif
@@ -46,7 +50,13 @@
 #endif
 layout(push_constant) uniform Push { uint w[PUSH_WORDS]; } p;
 
+#ifdef OUT_HALF
+layout(std430, binding = 0) writeonly buffer Out { uint16_t out_[]; };
+#define STORE_OUT(v) FLOAT_TO_HALF(v)
+#else
 layout(std430, binding = 0) writeonly buffer Out { T_OUT out_[]; };
+#define STORE_OUT(v) (v)
+#endif
 layout(std430, binding = 1) readonly buffer A { T_A a_[]; };
 #if NARGS >= 2
 layout(std430, binding = 2) readonly buffer B { T_B b_[]; };
@@ -104,6 +114,8 @@ int64_t widen_s64(int v) { return packInt2x32(ivec2(v, v >> 31)); }
 #define LOAD_A(i) SCALAR(0)
 #elif defined(A_SEXT64)
 #define LOAD_A(i) widen_s64(int(a_[operand_index(i, 0u)]))
+#elif defined(A_HALF)
+#define LOAD_A(i) T(HALF_TO_FLOAT(a_[operand_index(i, 0u)]))
 #else
 #define LOAD_A(i) T(a_[operand_index(i, 0u)])
 #endif
@@ -111,6 +123,8 @@ int64_t widen_s64(int v) { return packInt2x32(ivec2(v, v >> 31)); }
 #define LOAD_B(i) SCALAR(1)
 #elif defined(B_SEXT64)
 #define LOAD_B(i) widen_s64(int(b_[operand_index(i, 1u)]))
+#elif defined(B_HALF)
+#define LOAD_B(i) T(HALF_TO_FLOAT(b_[operand_index(i, 1u)]))
 #else
 #define LOAD_B(i) T(b_[operand_index(i, 1u)])
 #endif
@@ -118,8 +132,22 @@ int64_t widen_s64(int v) { return packInt2x32(ivec2(v, v >> 31)); }
 #define LOAD_C(i) SCALAR(2)
 #elif defined(C_SEXT64)
 #define LOAD_C(i) widen_s64(int(c_[operand_index(i, 2u)]))
+#elif defined(C_HALF)
+#define LOAD_C(i) T(HALF_TO_FLOAT(c_[operand_index(i, 2u)]))
 #else
 #define LOAD_C(i) T(c_[operand_index(i, 2u)])
+#endif
+
+#ifdef OUT_HALF
+// nextafter on float16 values (held exactly in floats): their bit patterns stepped by one.
+float half_nextafter(float x, float y) {
+    if (isnan(x) || isnan(y)) return x + y;
+    if (x == y) return y;
+    if (x == 0.0) return uintBitsToFloat((floatBitsToUint(y) & 0x80000000u) | 0x33800000u);  // +-2**-24
+    uint h = packHalf2x16(vec2(x, 0.0));
+    h = (x < y) == (x > 0.0) ? h + 1u : h - 1u;
+    return unpackHalf2x16(h).x;
+}
 #endif
 
 T_OUT apply_op(T x, T y, T z) {
@@ -233,6 +261,8 @@ T_OUT apply_op(T x, T y, T z) {
     return T_OUT(np_logaddexp(x, y));
 #elif defined(OP_copysign)
     return T_OUT(np_copysign(x, y));
+#elif defined(OP_nextafter) && defined(OUT_HALF)  // the next float16, not the next float32
+    return half_nextafter(x, y);
 #elif defined(OP_nextafter)
     return T_OUT(np_nextafter(x, y));
 #elif defined(OP_left_shift)
@@ -306,7 +336,7 @@ void main() {
 #if NARGS >= 3
         z = LOAD_C(i);
 #endif
-        out_[p.w[1] + i] = apply_op(LOAD_A(i), y, z);
+        out_[p.w[1] + i] = STORE_OUT(apply_op(LOAD_A(i), y, z));
     }
 #endif
 }

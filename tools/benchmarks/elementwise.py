@@ -1,4 +1,4 @@
-"""Elementwise add (float32, and the wider and narrower dtypes at 16M) and host sync latency."""
+"""Elementwise add (float32, and the wider and narrower dtypes and float16 at 16M) and host sync latency."""
 from __future__ import annotations
 
 from benchmarks.common import gbps, time_torch, time_vk
@@ -9,7 +9,7 @@ NAME = "elementwise"
 def cases(quick: bool) -> list:
     sizes = [1 << 20, 1 << 26] if quick else [1 << 10, 1 << 16, 1 << 20, 1 << 24, 1 << 26]
     wide = [] if quick else [{"name": f"add {d} {1 << 24}", "size": 1 << 24, "dtype": d}
-                             for d in ("float64", "int64", "int16", "int8")]
+                             for d in ("float64", "int64", "int16", "int8", "float16")]
     return [{"name": f"add {n}", "size": n} for n in sizes] + wide + [
         {"name": "latency: tiny op + read-back", "sync": "op+read"},
         {"name": "latency: tiny op + synchronize", "sync": "op"},

@@ -69,12 +69,19 @@ def _promote_keys(keys: tuple, name: str) -> np.dtype:
         # no array among the operands: Python ints give int32 and floats float32 (as asarray
         # does), since numpy's default int64/float64 have no 32-bit home
         return dtypes.from_host(promoted)
+    if promoted == dtypes.float16:  # float16 with float16, bool, int8, uint8 or a Python number
+        return promoted
     return dtypes.narrow(promoted, name, wide=True, exact=any(map(dtypes.is_wide, keys)))
 
 
 def _promote(operands, name: str) -> np.dtype:
     """numpy's result type (of 32-bit operands narrowed to 32 bits), cached by operand types."""
-    return _promote_keys(tuple(_type_key(x) for x in operands), name)
+    return _half_checked(_promote_keys(tuple(_type_key(x) for x in operands), name), name)
+
+
+def _half_checked(d: np.dtype, name: str) -> np.dtype:
+    """d, where float16 arithmetic is checked against the device (not cached with the types)."""
+    return dtypes.half_arithmetic(name) if d == dtypes.float16 else d
 
 
 def _scalar_bits(value, dtype: np.dtype, name: str) -> int:
@@ -92,6 +99,9 @@ def _scalar_bits_cached(value, _type, dtype: np.dtype, name: str) -> int:
         info = np.iinfo(dtype)
         if not info.min <= int(value) <= info.max:
             raise OverflowError(f"{name}: Python integer {value} out of bounds for {dtype}")
+    if dtype == dtypes.float16:  # the scalar as numpy takes it (rounded to float16), computed in float32
+        with np.errstate(over="ignore"):
+            return int(np.asarray(value, dtype).astype(np.float32).view(np.uint32))
     v = np.asarray(value, dtype)
     if dtype.itemsize == 8:
         return int(v.view(np.uint64))
@@ -117,6 +127,12 @@ def broadcast_strides(shape: tuple, out_shape: tuple) -> list:
     return strides[::-1]
 
 
+def _glsl(d: np.dtype, half: str) -> str:
+    """d's GLSL type in the kernel, `half` for float16 (its bits in a buffer, or the float it is
+    computed and returned as)."""
+    return half if d == dtypes.float16 else dtypes.glsl(d)
+
+
 @functools.lru_cache(maxsize=4096)
 def _plan(op: str, out_dtype, compute_dtype, operands: tuple, aligned: bool, name: str):
     """What depends only on types and shapes, cached: the kernel, the output shape and the
@@ -126,8 +142,12 @@ def _plan(op: str, out_dtype, compute_dtype, operands: tuple, aligned: bool, nam
     out_shape = broadcast_shape([shape for shape, _ in arrays] or [()], name)
     nargs = len(operands)
     types = [out_dtype, compute_dtype] + [x[1] for x in arrays]
-    defines = {f"OP_{op}": 1, "NARGS": nargs, "T_OUT": dtypes.glsl(out_dtype), "T": dtypes.glsl_compute(compute_dtype),
+    half = dtypes.float16 in types  # read and written as uint16_t half bits, computed in float
+    defines = {f"OP_{op}": 1, "NARGS": nargs, "T_OUT": _glsl(out_dtype, "float"),
+               "T": "float" if compute_dtype == dtypes.float16 else dtypes.glsl_compute(compute_dtype),
                **dtypes.type_defines(types)}
+    if out_dtype == dtypes.float16:
+        defines["OUT_HALF"] = 1
     wide_scalars = compute_dtype.itemsize == 8 and None in operands
     if wide_scalars:
         defines["WIDE_SCALARS"] = 1
@@ -135,7 +155,9 @@ def _plan(op: str, out_dtype, compute_dtype, operands: tuple, aligned: bool, nam
     for k, x in enumerate(operands):
         letter = "ABC"[k]
         if x is not None:
-            defines[f"T_{letter}"] = dtypes.glsl(x[1])
+            defines[f"T_{letter}"] = _glsl(x[1], "uint16_t")
+            if x[1] == dtypes.float16:
+                defines[f"{letter}_HALF"] = 1
             if compute_dtype == dtypes.int64 and x[1].kind == "i" and x[1].itemsize < 8:
                 defines[f"{letter}_SEXT64"] = 1  # elementwise.comp: around a lavapipe miscompile
             strides.append(broadcast_strides(x[0], out_shape))
@@ -151,7 +173,7 @@ def _plan(op: str, out_dtype, compute_dtype, operands: tuple, aligned: bool, nam
     tail = [0] * (3 - nargs)
     n = math.prod(out_shape)
     # 4-vector loads for elements of up to 4 bytes (dvec4 loads ran at 2.7 of 4.1 TB/s on the H200)
-    vec4 = rank == 0 and aligned and n % 4 == 0 and all(d.itemsize <= 4 for d in types)
+    vec4 = rank == 0 and aligned and n % 4 == 0 and all(d.itemsize <= 4 for d in types) and not half
     if vec4:
         defines["VEC4"] = 1
     if rank:
@@ -279,8 +301,9 @@ def _binary(op: str, kind: str):
         if not (isinstance(a, Array) or isinstance(b, Array)):
             a = asarray(a)
         if kind == "divide":  # true division is a float: numpy's float64 of 32-bit operands is float32 here
-            compute = (_resolve_keys("divide", (_ufunc_key(a), _ufunc_key(b)), op)[0]
-                       if any(isinstance(x, Array) and dtypes.is_wide(x.dtype) for x in (a, b)) else dtypes.float32)
+            compute = (_resolve("divide", (_ufunc_key(a), _ufunc_key(b)), op)[0]
+                       if any(isinstance(x, Array) and (dtypes.is_wide(x.dtype) or x.dtype == dtypes.float16)
+                              for x in (a, b)) else dtypes.float32)
         else:
             compute = _promote([a, b], op)
         if compute == dtypes.bool_ and kind != "compare":
@@ -325,18 +348,25 @@ def _ufunc_key(x):
 def _resolve_keys(ufunc: str, keys: tuple, name: str) -> tuple:
     """(compute dtype, result dtype) of numpy's loop for these operand types, narrowed to 32 bits
     (bool computes as uint32 words)."""
-    for k in keys:
-        if k == dtypes.float16:
-            dtypes.computable(k, name)
     try:
         loop = getattr(np, ufunc).resolve_dtypes(keys + (None,))
     except TypeError:
         shown = ", ".join(str(k) if isinstance(k, np.dtype) else f"Python {k.__name__}" for k in keys)
         raise TypeError(f"{name}: not supported for {shown} (numpy has no loop for it either)") from None
     exact = any(map(dtypes.is_wide, keys))
-    compute, out = (dtypes.narrow(loop[0], name, wide=True, exact=exact),
-                    dtypes.narrow(loop[-1], name, wide=True, exact=exact))
+
+    half = dtypes.float16 in keys  # numpy's float16 loop for float16 input stays float16 (computed in
+                                   # float32, rounded; _resolve checks it); of bool it is float32 here
+
+    def kept(d):
+        return d if d == dtypes.float16 and half else dtypes.narrow(d, name, wide=True, exact=exact)
+    compute, out = kept(loop[0]), kept(loop[-1])
     return (dtypes.uint32 if compute == dtypes.bool_ else compute), out
+
+
+def _resolve(ufunc: str, keys: tuple, name: str) -> tuple:
+    compute, out = _resolve_keys(ufunc, keys, name)
+    return _half_checked(compute, name), out
 
 
 def _operands(args, name: str) -> list:
@@ -366,7 +396,7 @@ def _ufunc(op: str, nargs: int, shader_op: str | None = None):
 
     def call(*args):
         ops = _operands(args, op)
-        compute, out = _resolve_keys(op, tuple(_ufunc_key(x) for x in ops), op)
+        compute, out = _resolve(op, tuple(_ufunc_key(x) for x in ops), op)
         return apply(shader_op, ops, out, compute, op)
 
     args = "x" if nargs == 1 else "x1, x2"
@@ -479,12 +509,21 @@ logical_xor = _logical("logical_xor", 2)
 logical_not = _logical("logical_not", 1)
 
 
+def _numeric(x, name: str, what: str) -> Array:
+    """x as the one operand of an elementwise op (uploaded if host data): any dtype, float16 where
+    the device has its arithmetic's features."""
+    a = operand(x, name, what, host="upload", half=True, wide=True)
+    if a.dtype == dtypes.float16:
+        dtypes.half_arithmetic(name)
+    return a
+
+
 @recipe()
 def round(a, decimals: int = 0) -> Array:
     """numpy.round: half to even; decimals as numpy's (floats: x * 10**d, rint, / 10**d in
     float32; integers: unchanged for decimals >= 0, else exact half-to-even multiples of 10**-d)."""
     decimals = operator.index(decimals)
-    a = operand(a, "round", "a", host="upload", wide=True)
+    a = _numeric(a, "round", "a")
     if a.dtype.kind in "iu" and a.dtype != dtypes.bool_:
         if decimals >= 0:
             return a.copy()
@@ -536,7 +575,7 @@ def clip(a, /, min=None, max=None, *, a_min=None, a_max=None) -> Array:
 
 @recipe()
 def negative(x) -> Array:
-    a = operand(x, "negative", "x", host="upload", wide=True)
+    a = _numeric(x, "negative", "x")
     if a.dtype == dtypes.bool_:
         raise TypeError("negative: not supported for bool arrays (numpy refuses it too)")
     return apply("negative", [a], a.dtype, a.dtype)
@@ -544,7 +583,7 @@ def negative(x) -> Array:
 
 @recipe()
 def absolute(x) -> Array:
-    a = operand(x, "absolute", "x", host="upload", wide=True)
+    a = _numeric(x, "absolute", "x")
     if a.dtype.kind in "bu":  # GLSL has no abs(uint): it would go through float
         return a.copy()
     return apply("absolute", [a], a.dtype, a.dtype)

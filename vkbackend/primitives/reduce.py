@@ -35,6 +35,7 @@ from .. import dtypes, runtime
 from ..array import Array
 from . import launch, layout, recipes, windows
 from .creation import asarray, zeros
+from .elementwise import astype
 from .launch import LoopBudgetError, collective_cost, pow2ceil
 from .tuning import REDUCE_GROUPS, REDUCE_WG
 
@@ -515,8 +516,12 @@ def _check_windows(op: _Op, shape: tuple, in_dtype, axes: tuple) -> None:
 
 def _reduce(op: _Op, a, axis, keepdims: bool, dtype=None, ddof=0) -> Array:
     shape, in_dtype, host = _inspect(a, op.name)
-    if not dtypes.is_wide(in_dtype):
-        dtypes.computable(in_dtype, op.name)  # float16 is held only: refused before any allocation
+    half = in_dtype == dtypes.float16  # reduced in float32, a float result rounded to float16 (numpy's)
+    if half:
+        dtypes.half_arithmetic(op.name)
+        in_dtype = dtypes.float32
+    elif not dtypes.is_wide(in_dtype):
+        dtypes.computable(in_dtype, op.name)
     axes = _axes(axis, len(shape), op.name, single=bool(op.arg))
     acc, out_dtype = _types(op, in_dtype, dtype)
     ddof = _check_ddof(ddof, op.name)
@@ -527,10 +532,14 @@ def _reduce(op: _Op, a, axis, keepdims: bool, dtype=None, ddof=0) -> Array:
         raise ValueError(f"{op.name}: zero-size reduction (axes {axes} of shape {shape}) has no identity")
     _check_windows(op, shape, in_dtype, axes)
     x = a if host is None else asarray(host, in_dtype)
+    if half and host is None:
+        x = astype(x, dtypes.float32)
     if op.arg and x.buffer.big:
         out = _arg_windows(x, op)
     else:
         out = _var(x, axes, op, ddof, out_dtype) if op.dev else _chain(x, axes, op, acc, out_dtype, n)
+    if half and dtype is None and out_dtype.kind == "f":
+        out = astype(out, dtypes.float16)
     return out.reshape(out_shape)
 
 

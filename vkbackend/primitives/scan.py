@@ -197,8 +197,6 @@ def _plan_types(name: str, op: str, in_dtype: np.dtype, dtype):
         bool_op = "max" if op in ("add", "max") else "mul"
         cast = None if in_dtype == dtypes.bool_ else dtypes.bool_
         return _Kind(bool_op, "uint", "uint", "uint"), dtypes.bool_, cast
-    if in_dtype == dtypes.float16:
-        dtypes.computable(in_dtype, name)
     t_in, t = dtypes.glsl(dtypes.storage(in_dtype)), dtypes.glsl(target)
     if target.kind == "f" and op in ("max", "min"):
         key = "uint64_t" if t == "double" else "uint"
@@ -454,6 +452,10 @@ def _cumulative(name: str, op: str, a, axis, dtype, exclusive, reverse, algorith
     reverse = flag(reverse, name, "reverse")
     if not isinstance(algorithm, str) or algorithm not in ALGORITHMS:
         raise ValueError(f"{name}: algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
+    half = in_dtype == dtypes.float16  # scanned as a float32 copy; without dtype=, each result rounded once
+    if half:
+        dtypes.half_arithmetic(name)
+        in_dtype = dtypes.float32
     kind, out_dtype, cast = _plan_types(name, op, in_dtype, dtype)
     axis = _normalize_axis(name, axis, max(len(shape), 1))  # a 0-d array scans as shape (1,)
     size = math.prod(shape)
@@ -470,6 +472,9 @@ def _cumulative(name: str, op: str, a, axis, dtype, exclusive, reverse, algorith
                          "inclusive and forward")
     # Validated: GPU work from here on.
     x = asarray(host, in_dtype) if host is not None else a
+    if half:
+        out = _cumulative(name, op, elementwise.astype(x, in_dtype), axis, dtype, exclusive, reverse, algorithm)
+        return out if dtype is not None else elementwise.astype(out, dtypes.float16)
     if size == 0:
         return Array.empty(out_shape, out_dtype)
     if cast is not None:

@@ -266,8 +266,17 @@ def _radix_sort(keys: Array, plan: _Plan, descending: bool, rows: int, want_keys
 
 
 # ---- sort, argsort -----------------------------------------------------------------------------
+def _keys_dtype(x, name: str) -> tuple:
+    """(the dtype x is sorted as, whether it is float16: sorted as its exact float32 values)."""
+    d = held_dtype(x)
+    if d == dtypes.float16:
+        dtypes.half_arithmetic(name)
+        return dtypes.float32, True
+    return d, False
+
+
 def _sort(name: str, x, axis, descending, stable, want_keys: bool) -> Array:
-    x = operand(x, name, "x", host="keep", wide=True)  # host data uploaded once every argument is checked
+    x = operand(x, name, "x", host="keep", half=True, wide=True)  # host data uploaded once every argument is checked
     descending = flag(descending, name, "descending")
     flag(stable, name, "stable")  # always stable
     shape = tuple(x.shape)
@@ -277,7 +286,7 @@ def _sort(name: str, x, axis, descending, stable, want_keys: bool) -> Array:
     axis = normalize_axis(axis, len(shape), name, "an integer or None")
     n = math.prod(shape)
     rows = n // shape[axis] if n else 0
-    d = held_dtype(x)
+    d, half = _keys_dtype(x, name)
     plan = _plan(n, not want_keys or rows > 1, name, _key_words(d)) if n and shape[axis] > 1 else None
     # Checked: GPU work from here on.
     x = asarray(x)
@@ -285,13 +294,18 @@ def _sort(name: str, x, axis, descending, stable, want_keys: bool) -> Array:
         x = x.reshape(shape)
     if plan is None:  # empty, or rows of one element
         return x.copy() if want_keys else zeros(shape, dtypes.int32)
+    if half:
+        x = astype(x, d)
     last = axis == len(shape) - 1
     keys, key_type, key_bits = _sort_keys(x)
     work = keys if last else _moveaxis(keys, axis, -1)
     keys, positions = _radix_sort(work, plan, descending, rows, want_keys, not want_keys, key_type, key_bits)
     out = (keys if want_keys else positions).reshape(work.shape)
     out = out if last else _moveaxis(out, -1, axis)
-    return _from_keys(out, d) if want_keys else out
+    if not want_keys:
+        return out
+    out = _from_keys(out, d)
+    return astype(out, dtypes.float16) if half else out
 
 
 def sort(x, /, *, axis=-1, descending: bool = False, stable: bool = True) -> Array:
@@ -374,16 +388,18 @@ def _unique(name: str, x):
     from .manipulation import concat, diff
     from .scan import cumsum
     from .scatter import put
-    x = operand(x, name, "x", host="keep", wide=True)  # host data uploaded once every argument is checked
+    x = operand(x, name, "x", host="keep", half=True, wide=True)  # host data uploaded once every argument is checked
     shape = tuple(x.shape)
     n = math.prod(shape)
-    d = held_dtype(x)
+    d, half = _keys_dtype(x, name)
     plan = _plan(n, True, name, _key_words(d)) if n else None
     # Checked: GPU work from here on.
     x = asarray(x).reshape(-1)
     if plan is None:
         empty = Array.empty((0,), dtypes.int32)
         return Array.empty((0,), x.dtype), empty, Array.empty(shape, dtypes.int32), empty
+    if half:
+        x = astype(x, d)
     keys, key_type, key_bits = _sort_keys(x)  # 8/16-bit: equal keys, equal values
     values, perm = _radix_sort(keys, plan, False, 1, True, True, key_type, key_bits)
     first = concat([asarray(np.ones(1, np.bool_)), not_equal(_part(values, 1, n - 1), _part(values, 0, n - 1))])
@@ -391,7 +407,8 @@ def _unique(name: str, x):
     counts = diff(starts, append=n)
     inverse = Array.empty((n,), dtypes.int32)
     put(inverse, perm, cumsum(first, dtype=dtypes.int32) - 1, unique_indices=True, check_indices=False)
-    return (_from_keys(_take(values, starts), d), take(perm, starts, check_indices=False),
+    values = _from_keys(_take(values, starts), d)
+    return (astype(values, dtypes.float16) if half else values, take(perm, starts, check_indices=False),
             inverse.reshape(shape), counts)
 
 
