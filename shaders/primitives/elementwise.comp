@@ -23,6 +23,7 @@
 // @variants OP_add|OP_less|OP_where NARGS=3 T=int|uint T_OUT=int8_t|uint16_t|uint T_A=int8_t|uint T_B=uint16_t T_C=int8_t ?B_SCALAR VK_WIDE VEC4
 // @variants OP_add|OP_exp|OP_where NARGS=3 T=float T_OUT=float T_A=uint16_t T_B=uint16_t T_C=float A_HALF B_HALF ?OUT_HALF C_SCALAR VK_WIDE RANK=0|2
 // @variants OP_less NARGS=2 T=float T_OUT=uint T_A=uint16_t T_B=float A_HALF VK_WIDE
+// @variants OP_add|OP_where NARGS=3 T=float T_OUT=float T_A=uint16_t T_B=uint16_t T_C=uint16_t A_HALF B_HALF C_HALF ?OUT_HALF VK_WIDE VEC4
 // @variants OP_add|OP_less|OP_where NARGS=3 T=double|int64_t T_OUT=double|int64_t|uint T_A=uint|double T_B=double|uint64_t T_C=int64_t ?B_SCALAR VK_WIDE VK_MATH64 WIDE_SCALARS VEC4
 // out = OP(a[, b[, c]]) with numpy broadcasting.
 // Defines: OP_<name> (numpy's ufunc names; the numerics are lib/math.glsl's); NARGS (1..3); T_OUT; T_A, T_B, T_C (buffer element types); T (compute type);
@@ -79,7 +80,30 @@ layout(std430, binding = 3) readonly buffer C { T_C c_[]; };
 #define VEC_int64_t i64vec4
 #define VEC_uint64_t u64vec4
 #define VEC(T) PASTE(VEC_, T)
+#ifdef OUT_HALF  // float16 results: four halves (8 bytes) a store
+layout(std430, binding = 0) writeonly buffer Out4 { u16vec4 out4_[]; };
+#define STORE4_OUT(r) u16vec4(FLOAT_TO_HALF(r.x), FLOAT_TO_HALF(r.y), FLOAT_TO_HALF(r.z), FLOAT_TO_HALF(r.w))
+#else
 layout(std430, binding = 0) writeonly buffer Out4 { VEC(T_OUT) out4_[]; };
+#define STORE4_OUT(r) (r)
+#endif
+// An operand's 4-vector in T: float16 ones (u16vec4 of half bits) through their floats.
+#define HALF4(v) vec4(HALF_TO_FLOAT(v.x), HALF_TO_FLOAT(v.y), HALF_TO_FLOAT(v.z), HALF_TO_FLOAT(v.w))
+#ifdef A_HALF
+#define CVT4_A(v) VEC(T)(HALF4(v))
+#else
+#define CVT4_A(v) VEC(T)(v)
+#endif
+#ifdef B_HALF
+#define CVT4_B(v) VEC(T)(HALF4(v))
+#else
+#define CVT4_B(v) VEC(T)(v)
+#endif
+#ifdef C_HALF
+#define CVT4_C(v) VEC(T)(HALF4(v))
+#else
+#define CVT4_C(v) VEC(T)(v)
+#endif
 layout(std430, binding = 1) readonly buffer A4 { VEC(T_A) a4_[]; };
 #if NARGS >= 2
 layout(std430, binding = 2) readonly buffer B4 { VEC(T_B) b4_[]; };
@@ -300,20 +324,20 @@ void main() {
 #ifdef A_SCALAR
         VEC(T) xs = VEC(T)(LOAD_A(0u));
 #else
-        VEC(T) xs = VEC(T)(a4_[p.w[2] / 4u + j]);
+        VEC(T) xs = CVT4_A(a4_[p.w[2] / 4u + j]);
 #endif
 #if NARGS >= 2
 #ifdef B_SCALAR
         VEC(T) ys = VEC(T)(LOAD_B(0u));
 #else
-        VEC(T) ys = VEC(T)(b4_[p.w[3] / 4u + j]);
+        VEC(T) ys = CVT4_B(b4_[p.w[3] / 4u + j]);
 #endif
 #endif
 #if NARGS >= 3
 #ifdef C_SCALAR
         VEC(T) zs = VEC(T)(LOAD_C(0u));
 #else
-        VEC(T) zs = VEC(T)(c4_[p.w[4] / 4u + j]);
+        VEC(T) zs = CVT4_C(c4_[p.w[4] / 4u + j]);
 #endif
 #endif
         VEC(T_OUT) r;
@@ -326,7 +350,7 @@ void main() {
 #endif
             r[c] = apply_op(xs[c], y, z);
         }
-        out4_[p.w[1] / 4u + j] = r;
+        out4_[p.w[1] / 4u + j] = STORE4_OUT(r);
     }
 #else
     GRID_STRIDE_LOOP(i, p.w[0]) {

@@ -142,7 +142,6 @@ def _plan(op: str, out_dtype, compute_dtype, operands: tuple, aligned: bool, nam
     out_shape = broadcast_shape([shape for shape, _ in arrays] or [()], name)
     nargs = len(operands)
     types = [out_dtype, compute_dtype] + [x[1] for x in arrays]
-    half = dtypes.float16 in types  # read and written as uint16_t half bits, computed in float
     defines = {f"OP_{op}": 1, "NARGS": nargs, "T_OUT": _glsl(out_dtype, "float"),
                "T": "float" if compute_dtype == dtypes.float16 else dtypes.glsl_compute(compute_dtype),
                **dtypes.type_defines(types)}
@@ -173,7 +172,7 @@ def _plan(op: str, out_dtype, compute_dtype, operands: tuple, aligned: bool, nam
     tail = [0] * (3 - nargs)
     n = math.prod(out_shape)
     # 4-vector loads for elements of up to 4 bytes (dvec4 loads ran at 2.7 of 4.1 TB/s on the H200)
-    vec4 = rank == 0 and aligned and n % 4 == 0 and all(d.itemsize <= 4 for d in types) and not half
+    vec4 = rank == 0 and aligned and n % 4 == 0 and all(d.itemsize <= 4 for d in types)
     if vec4:
         defines["VEC4"] = 1
     if rank:
