@@ -172,10 +172,11 @@ def bad(*a, **k):
 
 
 def junk_inputs(name, f):
-    """Rows for inputs no reduction or scan takes: complex, object, float16, str, None, a dict."""
+    """Rows for inputs no reduction or scan takes: complex, object, str, None, a dict; and float16,
+    which they take (computed in float32, rounded to float16 as numpy's)."""
     bad(name, "complex input", f, (COMPLEX,), ("complex",), TypeError, ref=False)
     bad(name, "object input", f, (OBJECT,), ("object",), TypeError, ref=False)
-    bad(name, "float16 input", f, (H(4),), ("float16",), TypeError, ref=False)
+    val(name, "float16 input", f, (H(4),), rtol=1e-3)
     bad(name, "str input", f, ("abc",), ("str", "<U3"), TypeError, ref=False)
     bad(name, "None input", f, (None,), ("NoneType", "None"), TypeError, ref=False)
     bad(name, "dict input", f, ({"a": 1},), ("dict",), TypeError, ref=False)
@@ -208,7 +209,8 @@ for name in BINARY:
             bad(name, f"{jn} operand", f, (F(4), junk), JUNK_SAYS[jn], TypeError, ref=False)
         else:
             bad(name, f"{jn} operand", f, (F(4), junk), JUNK_SAYS[jn])
-    bad(name, "float16 operand", f, (F(4), H(4)), ("float16",), TypeError, ref=False)
+    val(name, "float16 with float32 (float32, as numpy)", f, (F(4), H(4)))
+    val(name, "float16 operands", f, (H(4), H(4)), rtol=1e-3)
     bad(name, "shapes that do not broadcast", f, (F(3, 4), F(5)), ("(3, 4)", "(5,)"))
     bad(name, "host operand that does not broadcast", f, (F(3, 4), Host(lambda: np.zeros(5, np.float32))),
         ("(3, 4)", "(5,)"))
@@ -238,7 +240,7 @@ for dunder, op in {**OPERATORS, **REFLECTED}.items():
     reflected = dunder in REFLECTED
     f = eval(f"lambda m, x, y: y {op} x") if reflected else eval(f"lambda m, x, y: x {op} y")
     bad(f"Array.{dunder}", "shapes that do not broadcast", f, (F(3, 4), F(2, 5)), ("(3, 4)", "(2, 5)"))
-    bad(f"Array.{dunder}", "float16 operand", f, (F(4), H(4)), ("float16",), TypeError, ref=False)
+    val(f"Array.{dunder}", "float16 operand", f, (F(4), H(4)))
     bad(f"Array.{dunder}", "complex host operand", f, (F(4), COMPLEX), ("complex",), TypeError, ref=False)
     if dunder not in ("__eq__", "__ne__"):
         # x * "abc": Python falls back to str repetition, which asks the Array for __index__
@@ -256,7 +258,7 @@ val("Array.__neg__", "NaN, inf, -0", lambda m, x: -x, (F(4, values=[np.nan, np.i
 val("Array.__pos__", "NaN, inf", lambda m, x: +x, (F(3, values=[np.nan, -np.inf, 1]),))
 val("Array.__abs__", "NaN, -inf, -0", lambda m, x: abs(x), (F(4, values=[np.nan, -np.inf, -0.0, -2]),))
 val("Array.__abs__", "int32 minimum wraps", lambda m, x: abs(x), (I(2, values=[-2**31, -3]),))
-bad("Array.__abs__", "float16", lambda m, x: abs(x), (H(3),), ("float16",), TypeError, ref=False)
+val("Array.__abs__", "float16", lambda m, x: abs(x), (H(3),))
 
 UNARY = ["exp", "log", "sqrt", "abs", "absolute", "negative"]
 for name in UNARY:
@@ -266,7 +268,7 @@ for name in UNARY:
     bad(name, "None", f, (None,), JUNK_SAYS["None"])
     bad(name, "str", f, ("abc",), JUNK_SAYS["str"])
     bad(name, "dict", f, ({"a": 1},), JUNK_SAYS["dict"])
-    bad(name, "float16", f, (H(4),), ("float16",), TypeError, ref=False)
+    val(name, "float16", f, (H(4),), rtol=1e-3)
     val(name, "NaN, inf, negative, zero", f, (F(8, values=[np.nan, np.inf, -np.inf, -1, 0, -0.0, 1e-30, 3e38]),))
     val(name, "0-d", f, (F(),))
     val(name, "empty", f, (F(0, 5),))
@@ -293,8 +295,7 @@ bad("where", "x does not broadcast", lambda m, c, x, y: m.where(c, x, y), (B(4),
     ("(2, 3)", "(4,)"))
 bad("where", "complex x", lambda m, c, x, y: m.where(c, x, y), (B(4), COMPLEX, F(4)), ("complex",), TypeError,
     ref=False)
-bad("where", "float16 y", lambda m, c, x, y: m.where(c, x, y), (B(4), F(4), H(4)), ("float16",), TypeError,
-    ref=False)
+val("where", "float16 y (float32, as numpy)", lambda m, c, x, y: m.where(c, x, y), (B(4), F(4), H(4)))
 val("where", "int32 with uint32 (numpy: int64)", lambda m, c, x, y: m.where(c, x, y), (B(4), I(4), U(4)))
 bad("where", "str x", lambda m, c, x, y: m.where(c, x, y), (B(4), "abc", F(4)), ("str",), TypeError, ref=False)
 bad("where", "None condition", lambda m, c, x, y: m.where(c, x, y), (None, F(4), F(4)), JUNK_SAYS["None"],
@@ -420,8 +421,7 @@ for name in REDUCE:
     if meth:
         bad(f"Array.{name}", "axis out of range", lambda m, x, nm=name: getattr(x, nm)(axis=5), (F(3, 4),),
             ("axis", "5"))
-        bad(f"Array.{name}", "float16", lambda m, x, nm=name: getattr(x, nm)(), (H(3),), ("float16",), TypeError,
-            ref=False)
+        val(f"Array.{name}", "float16", lambda m, x, nm=name: getattr(x, nm)(), (H(3),), rtol=1e-3)
         if not single:
             bad(f"Array.{name}", "duplicate axes", lambda m, x, nm=name: getattr(x, nm)(axis=(1, 1)), (F(3, 4),),
                 ("duplicate", "repeated"))
@@ -1112,7 +1112,10 @@ def _ufunc_rows(name: str, uf: np.ufunc) -> None:
         args = (junk,) if uf.nin == 1 else (G(4), junk)
         bad(name, f"{jn} operand", f, args, JUNK_SAYS[jn], TypeError, ref=False)
     bad(name, "complex operand", f, (COMPLEX,) if uf.nin == 1 else (G(4), COMPLEX), ("complex",), TypeError, ref=False)
-    bad(name, "float16 operand", f, (H(4),) if uf.nin == 1 else (G(4), H(4)), ("float16",), TypeError, ref=False)
+    if takes_float:  # computed in float32 and rounded where the result is float16, as numpy's
+        val(name, "float16 operand", f, (H(4),) if uf.nin == 1 else (H(4), H(4)), rtol=1e-3)
+    else:
+        bad(name, "float16 operand", f, (H(4),) if uf.nin == 1 else (G(4), H(4)), ("float16",), TypeError, ref=False)
     if uf.nin == 2:
         bad(name, "shapes that do not broadcast", f, (G(3, 4), G(5)), ("(3, 4)", "(5,)"))
         val(name, "0-d and empty", f, (G(0, 2), G()), rtol=1e-5)
@@ -1456,6 +1459,8 @@ def _compare(got, want, row: Val):
         return
     want = np.asarray(want)
     assert got.shape == want.shape, f"shape {got.shape}, numpy's {want.shape}"
+    if want.dtype == np.float16:
+        assert got.dtype == np.float16, f"dtype {got.dtype}, numpy's float16"
     if want.dtype.kind == "f":
         assert got.dtype.kind == "f", f"dtype {got.dtype}, numpy's {want.dtype}"
         # numpy in float32 may overflow where float64 does not, and the other way: compare in float32
