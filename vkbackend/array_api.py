@@ -3,9 +3,10 @@
 dtype functions (finfo, iinfo, can_cast, result_type, isdtype) and the statistical functions
 vkbackend has under numpy's names (cumulative_sum and cumulative_prod over vk.cumsum/cumprod).
 
-The dtypes are the standard's bool, int32, uint32 and float32 (numpy dtype objects, as
-vk.float32 is np.dtype('float32')). float16 is held by arrays but outside the standard's set;
-there is no float64 and no complex type (Vulkan devices need not compute in either).
+The dtypes are the standard's bool, int8-int64, uint8-uint64, float32 and float64 (numpy dtype
+objects, as vk.float32 is np.dtype('float32')), those the device has the features for (the
+inspection namespace lists them); float16 (vk.float16) is outside the standard's set; there is no
+complex type.
 """
 from __future__ import annotations
 

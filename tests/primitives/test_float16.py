@@ -75,7 +75,7 @@ def test_ops_that_compute_in_words_refuse_float16():
         "take": lambda: vk.take(h, [1]), "fancy": lambda: h[np.array([2, 0])], "step": lambda: h[:, ::2],
         "concatenate": lambda: vk.concatenate([h, h]), "searchsorted": lambda: vk.searchsorted(h[0], h[1]),
         "scatter_add": lambda: vk.scatter_add(h, vk.asarray(np.zeros((1, 4), np.int32)), h[:1], 0),
-        "full": lambda: vk.full((2,), 1.0, np.float16), "layer_norm": lambda: vk.layer_norm(h, (4,)),
+        "layer_norm": lambda: vk.layer_norm(h, (4,)),
     }
     for name, call in calls.items():
         with pytest.raises(TypeError, match="float16"):
@@ -85,3 +85,15 @@ def test_ops_that_compute_in_words_refuse_float16():
     np.testing.assert_array_equal(h[1].numpy(), np.arange(4, 8, dtype=np.float16))
     np.testing.assert_allclose((h @ h.reshape(4, 3)).numpy(),
                                np.arange(12.0).reshape(3, 4) @ np.arange(12.0).reshape(4, 3))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 33, 256, 257])
+def test_full_zeros_ones(n):
+    """Filled by whole words of two halves (any device), numpy's rounding of the value."""
+    for value in (1.0, 0.1, -0.0, 70000.0, float("nan"), 1e-7):
+        _same_bits(vk.full((n,), value, np.float16).numpy(), np.full((n,), value, np.float16))
+    _same_bits(vk.zeros((n, 2), dtype=np.float16).numpy(), np.zeros((n, 2), np.float16))
+    _same_bits(vk.ones(n, dtype=vk.float16).numpy(), np.ones(n, np.float16))
+    _same_bits(vk.full_like(vk.ones(n, dtype=vk.float16), 2.5).numpy(), np.full(n, 2.5, np.float16))
+    for args in ((0, n), (0.5, n / 3, 0.1), (-2, 2, 1e-3 * 4 / max(n, 1) + 0.01)):
+        _same_bits(vk.arange(*args, dtype=vk.float16).numpy(), np.arange(*args, dtype=np.float16))

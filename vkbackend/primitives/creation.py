@@ -146,9 +146,7 @@ def _fill_word(fill_value, dtype: np.dtype, name: str) -> int:
 def full(shape, fill_value, dtype=None, *, device=None) -> Array:
     check_device(device, "full")
     dtype = dtypes.check(dtype, held=True) if dtype is not None else dtypes.from_host(np.asarray(fill_value).dtype)
-    if dtype == dtypes.float16:
-        dtypes.computable(dtype, "full")
-    bits = _fill_word(fill_value, dtype, "full")
+    bits = _fill_word(fill_value, dtype, "full")  # float16: numpy's rounding, a word of two halves
     out = Array.empty(shape, dtype)
     if out.size:
         fill_elements(out, bits)
@@ -211,8 +209,6 @@ def arange(start, /, stop=None, step=1, dtype=None, *, device=None) -> Array:
     dtype = dtypes.check(dtype, held=True) if dtype is not None else dtypes.from_host(np.result_type(start, stop, step))
     if dtype == dtypes.bool_:
         raise TypeError("arange: bool dtype is not supported")
-    if dtype == dtypes.float16:
-        dtypes.computable(dtype, "arange")
     if dtype.kind in "iu" and n:
         _checked_cast(np.array([start, start + (n - 1) * step]), dtype)
     if dtypes.is_wide(dtype):  # start + i * step in dtype, from the indices i
@@ -221,6 +217,11 @@ def arange(start, /, stop=None, step=1, dtype=None, *, device=None) -> Array:
             raise ValueError(f"arange: {n} elements of {dtype}: at most 2**31 - 1 are supported")
         i = astype(arange(n, dtype=dtypes.int32), dtype)
         return add(multiply(i, np.asarray(step, dtype)[()]), np.asarray(start, dtype)[()])
+    if dtype == dtypes.float16:  # numpy's: start + i * (x[1] - x[0]) in float32 from the first two halves
+        from .elementwise import add, astype, multiply
+        first = np.array([start, start + step]).astype(np.float16).astype(np.float32)
+        i = astype(arange(n, dtype=dtypes.int32), dtypes.float32)
+        return astype(add(multiply(i, first[1] - first[0]), first[0]), dtypes.float16)
     out = Array.empty((n,), dtype)
     if n:
         glsl = dtypes.GLSL[dtype]
