@@ -71,7 +71,6 @@ def test_cast_half_shader(rng, n):
 def test_ops_that_compute_in_words_refuse_float16():
     h = vk.asarray(np.arange(12, dtype=np.float16).reshape(3, 4))
     calls = {  # (the elementwise functions, reductions, scans and sorting compute on it: test_float16_compute.py)
-        "transpose": lambda: vk.transpose(h), "T": lambda: h.T,
         "take": lambda: vk.take(h, [1]), "fancy": lambda: h[np.array([2, 0])], "step": lambda: h[:, ::2],
         "concatenate": lambda: vk.concatenate([h, h]), "searchsorted": lambda: vk.searchsorted(h[0], h[1]),
         "scatter_add": lambda: vk.scatter_add(h, vk.asarray(np.zeros((1, 4), np.int32)), h[:1], 0),
@@ -97,3 +96,17 @@ def test_full_zeros_ones(n):
     _same_bits(vk.full_like(vk.ones(n, dtype=vk.float16), 2.5).numpy(), np.full(n, 2.5, np.float16))
     for args in ((0, n), (0.5, n / 3, 0.1), (-2, 2, 1e-3 * 4 / max(n, 1) + 0.01)):
         _same_bits(vk.arange(*args, dtype=vk.float16).numpy(), np.arange(*args, dtype=np.float16))
+
+
+def test_transposes(rng):
+    """transpose, .T, swapaxes, moveaxis (layout.py) as permute_dims and .mT: the halves' bits."""
+    x = rng.standard_normal((3, 70, 33)).astype(np.float16)
+    x.reshape(-1)[:3] = [np.nan, -0.0, np.inf]
+    h = vk.asarray(x)
+    _same_bits(vk.transpose(h).numpy(), x.transpose())
+    _same_bits(h.T.numpy(), x.T)
+    _same_bits(vk.transpose(h, (1, 0, 2)).numpy(), x.transpose(1, 0, 2))
+    _same_bits(vk.swapaxes(h, 1, 2).numpy(), np.swapaxes(x, 1, 2))
+    _same_bits(vk.moveaxis(h, 0, -1).numpy(), np.moveaxis(x, 0, -1))
+    _same_bits(h.mT.numpy(), np.swapaxes(x, -1, -2))
+    _same_bits(vk.permute_dims(h, (2, 0, 1)).numpy(), x.transpose(2, 0, 1))

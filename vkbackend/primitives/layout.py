@@ -4,7 +4,8 @@ Array.T), concatenate and stack.
 Shaders: primitives/copy.comp (a strided view copied into another, with a dtype conversion where
 they differ) and transpose.comp (tiled last-two-axes transpose). Elements of every dtype but
 float16 move as their bits in their own width (moves.py), so these take the 8/16/64-bit dtypes
-too, exactly. Every op checks its input and raises before recording GPU work, and records without
+too, exactly; the transposes take float16 as its bit patterns, one half per word
+(elementwise.half_bits). Every op checks its input and raises before recording GPU work, and records without
 submitting.
 
 Arrays past maxStorageBufferRange (windows.py) are transposed and copied in boxes of the output
@@ -203,6 +204,9 @@ def _permute(a: Array, perm: list, name: str) -> Array:
         return a.reshape(out_shape)  # only unit axes move: same memory order, a view as numpy's
     if not a.size:
         return Array.empty(out_shape, a.dtype)
+    if a.dtype == dtypes.float16:  # held on any device: moved as bit patterns, one half per word
+        from .elementwise import from_half_bits, half_bits
+        return from_half_bits(_permute(half_bits(a), perm, name))
     k = len(mperm) - 2
     if mperm == list(range(k)) + [k + 1, k] and min(merged[k], merged[k + 1]) >= _MIN_TILED_EDGE:
         if a.buffer.big or windows.is_big(nbytes(a.size, a.dtype)):
@@ -220,7 +224,7 @@ def transpose(a, axes=None) -> Array:
     """numpy.transpose: axes reversed by default, else the permutation `axes`. A view where no
     element moves (numpy's is always a view; here other permutations are copies)."""
     name = "transpose"
-    a = operand(a, name, wide=True)
+    a = operand(a, name, half=True, wide=True)
     if axes is None:
         perm = list(range(a.ndim))[::-1]
     else:
@@ -233,7 +237,7 @@ def transpose(a, axes=None) -> Array:
 def moveaxis(a, source, destination) -> Array:
     """numpy.moveaxis: the axes `source` moved to `destination`, the others in their order."""
     name = "moveaxis"
-    a = operand(a, name, wide=True)
+    a = operand(a, name, half=True, wide=True)
     src = normalize_axes(source, a.ndim, name, "source")
     dst = normalize_axes(destination, a.ndim, name, "destination")
     if len(src) != len(dst):
@@ -247,7 +251,7 @@ def moveaxis(a, source, destination) -> Array:
 def swapaxes(a, axis1, axis2) -> Array:
     """numpy.swapaxes."""
     name = "swapaxes"
-    a = operand(a, name, wide=True)
+    a = operand(a, name, half=True, wide=True)
     i, j = normalize_axis(axis1, a.ndim, name), normalize_axis(axis2, a.ndim, name)
     perm = list(range(a.ndim))
     perm[i], perm[j] = perm[j], perm[i]
