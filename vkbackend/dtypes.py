@@ -53,11 +53,13 @@ def missing_features(d: np.dtype) -> tuple:
 
 
 def half_arithmetic(what: str) -> np.dtype:
-    """float16, for an op that computes on it; TypeError naming the features the device lacks."""
+    """float16, for an op that computes on it or moves it as 16-bit words; TypeError naming the
+    features the device lacks."""
     missing = missing_features(float16)
     if missing:
-        raise TypeError(f"{what}: float16 arithmetic needs the Vulkan feature{'s' if len(missing) > 1 else ''} "
-                        f"{', '.join(missing)}, which this device does not have; cast with .astype(np.float32)")
+        raise TypeError(f"{what}: float16 here needs the Vulkan feature{'s' if len(missing) > 1 else ''} "
+                        f"{', '.join(missing)} (its halves are read and written as 16-bit words), which this "
+                        "device does not have; cast with .astype(np.float32)")
     return float16
 
 

@@ -71,7 +71,6 @@ def test_cast_half_shader(rng, n):
 def test_ops_that_compute_in_words_refuse_float16():
     h = vk.asarray(np.arange(12, dtype=np.float16).reshape(3, 4))
     calls = {  # (the elementwise functions, reductions, scans and sorting compute on it: test_float16_compute.py)
-        "take": lambda: vk.take(h, [1]), "fancy": lambda: h[np.array([2, 0])], "step": lambda: h[:, ::2],
         "concatenate": lambda: vk.concatenate([h, h]), "searchsorted": lambda: vk.searchsorted(h[0], h[1]),
         "scatter_add": lambda: vk.scatter_add(h, vk.asarray(np.zeros((1, 4), np.int32)), h[:1], 0),
         "layer_norm": lambda: vk.layer_norm(h, (4,)),
@@ -110,3 +109,18 @@ def test_transposes(rng):
     _same_bits(vk.moveaxis(h, 0, -1).numpy(), np.moveaxis(x, 0, -1))
     _same_bits(h.mT.numpy(), np.swapaxes(x, -1, -2))
     _same_bits(vk.permute_dims(h, (2, 0, 1)).numpy(), x.transpose(2, 0, 1))
+
+
+def test_gathers(rng):
+    """take and getitem's gathers and strided copies move the halves as 16-bit words (where the
+    device has 16-bit storage: lavapipe and the GPUs tested do): numpy's bits."""
+    x = rng.standard_normal((9, 37)).astype(np.float16)
+    x.reshape(-1)[:3] = [np.nan, -0.0, -np.inf]
+    h = vk.asarray(x)
+    idx = rng.integers(0, 37, 11)
+    _same_bits(vk.take(h, idx, axis=1).numpy(), np.take(x, idx, axis=1))
+    _same_bits(vk.take(h, [5, 0, 300]).numpy(), np.take(x, [5, 0, 300]))
+    _same_bits(h[np.array([2, 0, 8])].numpy(), x[[2, 0, 8]])
+    _same_bits(h[:, ::3].numpy(), x[:, ::3])
+    _same_bits(h[::-2, 1:30:7].numpy(), x[::-2, 1:30:7])
+    _same_bits(h[1:][:, np.array([3, 3, 1])].numpy(), x[1:][:, [3, 3, 1]])

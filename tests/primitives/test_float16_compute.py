@@ -179,6 +179,6 @@ def test_without_16bit_storage_it_is_refused_by_name(monkeypatch):
         rt.device, features=rt.device.features - {"storageBuffer16BitAccess"}))
     with no_gpu_work():
         for call in (lambda: h + 1, lambda: vk.exp(h), lambda: -h, lambda: vk.sum(h), lambda: vk.cumsum(h),
-                     lambda: vk.sort(h), lambda: h < h):
+                     lambda: vk.sort(h), lambda: h < h, lambda: vk.take(h, [0]), lambda: h[::2]):
             with pytest.raises(TypeError, match="storageBuffer16BitAccess"):
                 call()

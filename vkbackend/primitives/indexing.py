@@ -13,8 +13,9 @@ of the output (windows.py, gather_in_windows): each dispatch binds a window of e
 where the indices may reach more of the source than one window holds, one dispatch per part of
 it writes the elements whose index falls there (a masked gather).
 
-Elements of every dtype but float16 move as their bits in their own width (moves.py): the gathers
-and scatters take the 8/16/64-bit dtypes too, exactly (not in windows: those hold 32-bit words).
+Elements move as their bits in their own width (moves.py): the gathers and scatters take the
+8/16/64-bit dtypes too, exactly (not in windows: those hold 32-bit words); take and getitem's
+gathers take float16 as 16-bit words where the device has 16-bit storage.
 """
 from __future__ import annotations
 
@@ -300,12 +301,21 @@ def gather_in_windows(src: Array, src_offset: int, out_shape, base_strides, idx:
 
 # -- take / take_along_axis ------------------------------------------------------------------
 
+def _moved_operand(a, name: str) -> Array:
+    """a as the source of a gather: any dtype, float16 moved as 16-bit words (moves.py) where the
+    device has 16-bit storage."""
+    a = operand(a, name, half=True, wide=True)
+    if a.dtype == dtypes.float16:
+        dtypes.half_arithmetic(name)
+    return a
+
+
 def take(a, indices, axis=None, mode="raise", *, check_indices=None) -> Array:
     """numpy.take: elements of `a` (flattened when axis is None) at `indices` along `axis`.
     mode 'raise' (host indices checked; device ones: see the module doc), 'wrap' or 'clip'.
     check_indices: the checked mode of device indices (index_check.py; None: the environment)."""
     name = "take"
-    a = operand(a, name, wide=True)
+    a = _moved_operand(a, name)
     check_mode(mode, name)
     if axis is None:
         a, axis = a.reshape(-1), 0

@@ -10,8 +10,9 @@ holds, exactly (float64 NaN payloads and -0.0 included: no float ever loads them
   64-bit dtypes            uvec2 (two words: core GLSL, so float64 moves where the device has
                            shaderFloat64 but not shaderInt64)
 
-float16 is not here: it is held on devices without 16-bit storage too, and moves through
-elementwise.half_bits, one half per word. Where an elementwise function must pick 64-bit elements
+float16 is held on devices without 16-bit storage too: the ops that take it on any device move it
+through elementwise.half_bits, one half per word; take and getitem's gathers and copies move it as
+uint16_t, its itemsize's type, where the device has 16-bit storage (dtypes.half_arithmetic). Where an elementwise function must pick 64-bit elements
 (tril's where, a masked assignment) it picks them as pairs of uint32 words (pairs: a view).
 """
 from __future__ import annotations
