@@ -169,6 +169,31 @@ def test_scans_sort_unique(rng):
     np.testing.assert_array_equal(counts.numpy(), want_counts)
 
 
+def test_assignment_and_in_place_operators(rng):
+    """a[key] = value into float16 (moved as 16-bit words; values cast to float16 as numpy's
+    assignment casts them) and the in-place operators (computed, rounded, written back)."""
+    x = halves(rng, 5 * 7).reshape(5, 7)
+    x32 = rng.standard_normal(7).astype(np.float32)
+    mask = rng.random((5, 7)) < 0.5
+    steps = [(slice(1, 3), 0.1), (np.array([0, 2]), 1.5), ((slice(None), slice(None, None, 2)), -2.25),
+             ((2, 3), 7), (1, x[3].copy()), (4, x32), (mask, 3.0)]
+    for key, value in steps:
+        h, y = vk.asarray(x), x.copy()
+        h[vk.asarray(key) if isinstance(key, np.ndarray) and key.dtype == bool else key] = (
+            vk.asarray(value) if isinstance(value, np.ndarray) else value)
+        y[key] = value
+        same(h, y)
+    h, y = vk.asarray(x), x.copy()
+    h += 1
+    y += np.float16(1)
+    h *= vk.asarray(x32)
+    y *= x32
+    same(h, y)
+    f = vk.zeros((2, 7))
+    f[0] = vk.asarray(x[0])  # float16 values into float32: exact
+    same(f.numpy()[0], x[0].astype(np.float32))
+
+
 def test_without_16bit_storage_it_is_refused_by_name(monkeypatch):
     """float16 arithmetic reads and writes the halves as uint16_t: a device without 16-bit storage
     holds float16 but refuses to compute on it, naming the feature, before any GPU work."""
@@ -179,6 +204,7 @@ def test_without_16bit_storage_it_is_refused_by_name(monkeypatch):
         rt.device, features=rt.device.features - {"storageBuffer16BitAccess"}))
     with no_gpu_work():
         for call in (lambda: h + 1, lambda: vk.exp(h), lambda: -h, lambda: vk.sum(h), lambda: vk.cumsum(h),
-                     lambda: vk.sort(h), lambda: h < h, lambda: vk.take(h, [0]), lambda: h[::2]):
+                     lambda: vk.sort(h), lambda: h < h, lambda: vk.take(h, [0]), lambda: h[::2],
+                     lambda: h.__setitem__(0, 1.0), lambda: h.__iadd__(1)):
             with pytest.raises(TypeError, match="storageBuffer16BitAccess"):
                 call()
