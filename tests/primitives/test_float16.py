@@ -71,7 +71,7 @@ def test_cast_half_shader(rng, n):
 def test_ops_that_compute_in_words_refuse_float16():
     h = vk.asarray(np.arange(12, dtype=np.float16).reshape(3, 4))
     calls = {  # (the elementwise functions, reductions, scans and sorting compute on it: test_float16_compute.py)
-        "concatenate": lambda: vk.concatenate([h, h]), "searchsorted": lambda: vk.searchsorted(h[0], h[1]),
+        "searchsorted": lambda: vk.searchsorted(h[0], h[1]),
         "scatter_add": lambda: vk.scatter_add(h, vk.asarray(np.zeros((1, 4), np.int32)), h[:1], 0),
         "layer_norm": lambda: vk.layer_norm(h, (4,)),
     }
@@ -124,3 +124,17 @@ def test_gathers(rng):
     _same_bits(h[:, ::3].numpy(), x[:, ::3])
     _same_bits(h[::-2, 1:30:7].numpy(), x[::-2, 1:30:7])
     _same_bits(h[1:][:, np.array([3, 3, 1])].numpy(), x[1:][:, [3, 3, 1]])
+
+
+def test_joins(rng):
+    """concatenate/concat/stack: float16 with float16 stays float16 (its bits), with float32 it is
+    float32 (numpy's promotion), host float16 data too."""
+    x = rng.standard_normal((3, 5)).astype(np.float16)
+    y = rng.standard_normal((2, 5)).astype(np.float32)
+    h = vk.asarray(x)
+    _same_bits(vk.concatenate([h, h]).numpy(), np.concatenate([x, x]))
+    _same_bits(vk.concat([h, h], axis=None).numpy(), np.concatenate([x, x], axis=None))
+    _same_bits(vk.concatenate([h, x[:1]]).numpy(), np.concatenate([x, x[:1]]))
+    _same_bits(vk.stack([h, h], axis=1).numpy(), np.stack([x, x], axis=1))
+    _same_bits(vk.concat([h, vk.asarray(y)]).numpy(), np.concatenate([x, y]))
+    _same_bits(vk.concatenate([vk.asarray(y), h]).numpy(), np.concatenate([y, x]))

@@ -205,6 +205,6 @@ def test_without_16bit_storage_it_is_refused_by_name(monkeypatch):
     with no_gpu_work():
         for call in (lambda: h + 1, lambda: vk.exp(h), lambda: -h, lambda: vk.sum(h), lambda: vk.cumsum(h),
                      lambda: vk.sort(h), lambda: h < h, lambda: vk.take(h, [0]), lambda: h[::2],
-                     lambda: h.__setitem__(0, 1.0), lambda: h.__iadd__(1)):
+                     lambda: h.__setitem__(0, 1.0), lambda: h.__iadd__(1), lambda: vk.concatenate([h, h])):
             with pytest.raises(TypeError, match="storageBuffer16BitAccess"):
                 call()

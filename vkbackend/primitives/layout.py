@@ -281,7 +281,10 @@ def _result_dtype(arrays, name: str) -> np.dtype:
     """numpy's promotion as the elementwise functions narrow it (int32 with uint32: int64; with an
     8/16/64-bit operand numpy's result)."""
     held = [held_dtype(x) for x in arrays]
-    return dtypes.narrow(np.result_type(*held), name, wide=True, exact=any(map(dtypes.is_wide, held)))
+    d = np.result_type(*held)
+    if d == dtypes.float16:  # moved as 16-bit words (moves.py) where the device has them
+        return dtypes.half_arithmetic(name)
+    return dtypes.narrow(d, name, wide=True, exact=any(map(dtypes.is_wide, held)))
 
 
 def _concat_shapes(shapes, axis, name: str) -> tuple:
@@ -333,7 +336,7 @@ def concatenate(arrays, axis=0) -> Array:
         start += s[axis]
     if convert:  # every input checked (the plans) before any upload or conversion
         for x in arrays:
-            operand(x, name, "arrays", host="keep", wide=True)
+            operand(x, name, "arrays", host="keep", half=True, wide=True)
     out = Array.empty(out_shape, dtype)
     for plan, x in zip(plans, arrays):
         if plan is None:
@@ -342,7 +345,7 @@ def concatenate(arrays, axis=0) -> Array:
             x = asarray(x, dtype)
         elif convert and x.dtype != dtype:
             x = x.astype(dtype)
-        launch_copy(plan, out.buffer, operand(x, name, "arrays", host="upload", wide=True).buffer)
+        launch_copy(plan, out.buffer, operand(x, name, "arrays", host="upload", half=True, wide=True).buffer)
     return out
 
 
@@ -356,7 +359,7 @@ def stack(arrays, axis=0) -> Array:
     shape = shapes.pop()
     axis = normalize_axis(axis, len(shape) + 1, name)
     _result_dtype(arrays, name)  # refuse an unsupported promotion before any upload
-    checked = [operand(x, name, "arrays", host="keep", wide=True) for x in arrays]  # every one, then uploads
+    checked = [operand(x, name, "arrays", host="keep", half=True, wide=True) for x in arrays]  # every one, then uploads
     expanded = [x if isinstance(x, Array) else asarray(x) for x in checked]
     expanded = [x.reshape(shape[:axis] + (1,) + shape[axis:]) for x in expanded]
     return concatenate(expanded, axis)

@@ -362,14 +362,12 @@ def unstack(x, /, *, axis=0) -> tuple:
 
 def concat(arrays, /, *, axis=0) -> Array:
     """The standard's name of concatenate (axis=None flattens first). float16 arrays join
-    float16 arrays, as bit patterns; other dtypes promote as numpy's (concatenate)."""
+    float16 arrays as bit patterns, one half per word (any device); other dtypes, and float16
+    with them, promote as numpy's (concatenate)."""
     name = "concat"
     arrays = _sequence(arrays, name)
-    halves = [isinstance(a, Array) and a.dtype == dtypes.float16 for a in arrays]
-    if not any(halves):
+    if not all(isinstance(a, Array) and a.dtype == dtypes.float16 for a in arrays):
         return concatenate(arrays, axis)
-    if not all(halves):
-        raise TypeError(f"{name}: float16 arrays can only be joined with float16 arrays; cast with .astype() first")
     shapes = [(a.size,) if axis is None else a.shape for a in arrays]
     _concat_shapes(shapes, 0 if axis is None else axis, name)
     return from_half_bits(concatenate([half_bits(a) for a in arrays], axis))
