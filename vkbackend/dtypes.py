@@ -10,13 +10,14 @@ uint32 = np.dtype(np.uint32)
 bool_ = np.dtype(np.bool_)
 SUPPORTED = (float32, int32, uint32, bool_)
 _COMPUTED = frozenset(SUPPORTED)
-# Held in arrays, two per 32-bit word, and read by the ops that say so; every other op refuses it
-# by name (through GLSL below) rather than reading packed halves as words. The elementwise
-# functions compute on it in float32, rounding each result to float16 as numpy's float16 loops do,
-# which takes HALF_FEATURES (the halves are read and written as uint16_t).
+# Held in arrays, two per 32-bit word, on any device, and read by the ops that say so; every other
+# op refuses it by name (through GLSL below) rather than reading packed halves as words. Ops that
+# read or write the halves as 16-bit words (arithmetic in float32 rounded as numpy's float16 loops,
+# gathers, assignment, joins) need HALF_FEATURES (half_words checks them).
 float16 = np.dtype(np.float16)
-HALF_USES = ("float16 arrays support astype(), numpy(), reshape, views, the elementwise functions and "
-             "operators, matmul/gemm and the convolutions")
+HALF_USES = ("float16 arrays support creation, astype(), numpy(), views, transposes, joins, indexing and "
+             "assignment, the elementwise functions and operators, reductions, scans, sorting, matmul/gemm "
+             "and the convolutions")
 HALF_FEATURES = ("storageBuffer16BitAccess", "shaderInt16")
 
 int8, int16, int64 = np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.int64)
@@ -52,7 +53,7 @@ def missing_features(d: np.dtype) -> tuple:
     return tuple(f for f in need if f not in have)
 
 
-def half_arithmetic(what: str) -> np.dtype:
+def half_words(what: str) -> np.dtype:
     """float16, for an op that computes on it or moves it as 16-bit words; TypeError naming the
     features the device lacks."""
     missing = missing_features(float16)
@@ -181,9 +182,7 @@ def type_defines(types) -> dict:
     types, VK_MATH64 (shaders/lib/math64.glsl) for 64-bit ones."""
     out = {}
     for d in types:
-        if d == float16:
-            out["VK_WIDE"] = 1
-        elif d in _WIDE:
+        if d in _WIDE or d == float16:  # float16: its halves as uint16_t
             out["VK_WIDE"] = 1
             if d.itemsize == 8:
                 out["VK_MATH64"] = 1

@@ -81,7 +81,7 @@ def _promote(operands, name: str) -> np.dtype:
 
 def _half_checked(d: np.dtype, name: str) -> np.dtype:
     """d, where float16 arithmetic is checked against the device (not cached with the types)."""
-    return dtypes.half_arithmetic(name) if d == dtypes.float16 else d
+    return dtypes.half_words(name) if d == dtypes.float16 else d
 
 
 def _scalar_bits(value, dtype: np.dtype, name: str) -> int:
@@ -353,9 +353,9 @@ def _resolve_keys(ufunc: str, keys: tuple, name: str) -> tuple:
         shown = ", ".join(str(k) if isinstance(k, np.dtype) else f"Python {k.__name__}" for k in keys)
         raise TypeError(f"{name}: not supported for {shown} (numpy has no loop for it either)") from None
     exact = any(map(dtypes.is_wide, keys))
-
-    half = dtypes.float16 in keys  # numpy's float16 loop for float16 input stays float16 (computed in
-                                   # float32, rounded; _resolve checks it); of bool it is float32 here
+    # numpy's float16 loop stays float16 for float16 input (computed in float32, rounded; _resolve
+    # checks the device); for bool input it is float32 here, as before float16 computed
+    half = dtypes.float16 in keys
 
     def kept(d):
         return d if d == dtypes.float16 and half else dtypes.narrow(d, name, wide=True, exact=exact)
@@ -513,7 +513,7 @@ def _numeric(x, name: str, what: str) -> Array:
     the device has its arithmetic's features."""
     a = operand(x, name, what, host="upload", half=True, wide=True)
     if a.dtype == dtypes.float16:
-        dtypes.half_arithmetic(name)
+        dtypes.half_words(name)
     return a
 
 

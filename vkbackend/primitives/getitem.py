@@ -153,7 +153,7 @@ def getitem(a, key, *, check_indices=None):
     kinds = [_key_kind(k) for k in key] if isinstance(a, Array) else []
     a = operand(a, name, half=True, wide=True)
     if a.dtype == dtypes.float16 and "mask" not in kinds:  # compress_mask moves halves on any device;
-        dtypes.half_arithmetic(name)                        # gathers and copies as 16-bit words
+        dtypes.half_words(name)                        # gathers and copies as 16-bit words
     if "mask" in kinds:
         if "index" in kinds:
             raise IndexError(f"{name}: a boolean mask together with integer array indices is not supported; "

@@ -306,7 +306,7 @@ def _moved_operand(a, name: str) -> Array:
     device has 16-bit storage."""
     a = operand(a, name, half=True, wide=True)
     if a.dtype == dtypes.float16:
-        dtypes.half_arithmetic(name)
+        dtypes.half_words(name)
     return a
 
 

@@ -283,7 +283,7 @@ def _result_dtype(arrays, name: str) -> np.dtype:
     held = [held_dtype(x) for x in arrays]
     d = np.result_type(*held)
     if d == dtypes.float16:  # moved as 16-bit words (moves.py) where the device has them
-        return dtypes.half_arithmetic(name)
+        return dtypes.half_words(name)
     return dtypes.narrow(d, name, wide=True, exact=any(map(dtypes.is_wide, held)))
 
 

@@ -12,7 +12,7 @@ holds, exactly (float64 NaN payloads and -0.0 included: no float ever loads them
 
 float16 is held on devices without 16-bit storage too: the ops that take it on any device move it
 through elementwise.half_bits, one half per word; take and getitem's gathers and copies move it as
-uint16_t, its itemsize's type, where the device has 16-bit storage (dtypes.half_arithmetic). Where an elementwise function must pick 64-bit elements
+uint16_t, its itemsize's type, where the device has 16-bit storage (dtypes.half_words). Where an elementwise function must pick 64-bit elements
 (tril's where, a masked assignment) it picks them as pairs of uint32 words (pairs: a view).
 """
 from __future__ import annotations

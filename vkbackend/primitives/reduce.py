@@ -518,7 +518,7 @@ def _reduce(op: _Op, a, axis, keepdims: bool, dtype=None, ddof=0) -> Array:
     shape, in_dtype, host = _inspect(a, op.name)
     half = in_dtype == dtypes.float16  # reduced in float32, a float result rounded to float16 (numpy's)
     if half:
-        dtypes.half_arithmetic(op.name)
+        dtypes.half_words(op.name)
         in_dtype = dtypes.float32
     elif not dtypes.is_wide(in_dtype):
         dtypes.computable(in_dtype, op.name)

@@ -454,7 +454,7 @@ def _cumulative(name: str, op: str, a, axis, dtype, exclusive, reverse, algorith
         raise ValueError(f"{name}: algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
     half = in_dtype == dtypes.float16  # scanned as a float32 copy; without dtype=, each result rounded once
     if half:
-        dtypes.half_arithmetic(name)
+        dtypes.half_words(name)
         in_dtype = dtypes.float32
     kind, out_dtype, cast = _plan_types(name, op, in_dtype, dtype)
     axis = _normalize_axis(name, axis, max(len(shape), 1))  # a 0-d array scans as shape (1,)

@@ -98,7 +98,7 @@ def setitem(a: Array, key, value) -> None:
     """a[key] = value (see the module's docstring), recorded into a's buffer."""
     name = "setitem"
     if a.dtype == dtypes.float16:  # moved as 16-bit words (moves.py) where the device has them
-        dtypes.half_arithmetic(name)
+        dtypes.half_words(name)
     elif not dtypes.is_wide(a.dtype):  # the 8/16/64-bit dtypes move as bits (moves.py)
         dtypes.computable(a.dtype, name)
     key = key if isinstance(key, tuple) else (key,)
@@ -294,7 +294,7 @@ def inplace(a: Array, op: str, fn, other, symbol: str):
     if not isinstance(other, (Array,) + HOST_DATA):
         raise TypeError(f"{name}: unsupported operand type {type(other).__name__}")
     if a.dtype == dtypes.float16:
-        dtypes.half_arithmetic(name)
+        dtypes.half_words(name)
     oshape = tuple(other.shape) if isinstance(other, Array) else np.shape(other)
     if op == "matmul":  # a @ b keeps a's shape where b is square (n x n) and adds no batch dims
         ok = a.ndim >= 1 and len(oshape) >= 2 and oshape[-2:] == (a.shape[-1],) * 2

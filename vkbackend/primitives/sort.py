@@ -270,7 +270,7 @@ def _keys_dtype(x, name: str) -> tuple:
     """(the dtype x is sorted as, whether it is float16: sorted as its exact float32 values)."""
     d = held_dtype(x)
     if d == dtypes.float16:
-        dtypes.half_arithmetic(name)
+        dtypes.half_words(name)
         return dtypes.float32, True
     return d, False
 
