@@ -171,12 +171,17 @@ def bad(*a, **k):
     BAD.append(Bad(*a, **k))
 
 
+# vkbackend reduces float16 in float32 and rounds once; numpy's float16 var/std come out up to 3
+# float16 ulps from the rounded exact value (20000 random triples): 4 ulps of relative slack.
+F16_REDUCED = 4 * 2.0 ** -10
+
+
 def junk_inputs(name, f):
     """Rows for inputs no reduction or scan takes: complex, object, str, None, a dict; and float16,
     which they take (computed in float32, rounded to float16 as numpy's)."""
     bad(name, "complex input", f, (COMPLEX,), ("complex",), TypeError, ref=False)
     bad(name, "object input", f, (OBJECT,), ("object",), TypeError, ref=False)
-    val(name, "float16 input", f, (H(4),), rtol=1e-3)
+    val(name, "float16 input", f, (H(4),), rtol=F16_REDUCED)
     bad(name, "str input", f, ("abc",), ("str", "<U3"), TypeError, ref=False)
     bad(name, "None input", f, (None,), ("NoneType", "None"), TypeError, ref=False)
     bad(name, "dict input", f, ({"a": 1},), ("dict",), TypeError, ref=False)
@@ -421,7 +426,7 @@ for name in REDUCE:
     if meth:
         bad(f"Array.{name}", "axis out of range", lambda m, x, nm=name: getattr(x, nm)(axis=5), (F(3, 4),),
             ("axis", "5"))
-        val(f"Array.{name}", "float16", lambda m, x, nm=name: getattr(x, nm)(), (H(3),), rtol=1e-3)
+        val(f"Array.{name}", "float16", lambda m, x, nm=name: getattr(x, nm)(), (H(3),), rtol=F16_REDUCED)
         if not single:
             bad(f"Array.{name}", "duplicate axes", lambda m, x, nm=name: getattr(x, nm)(axis=(1, 1)), (F(3, 4),),
                 ("duplicate", "repeated"))
