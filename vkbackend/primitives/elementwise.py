@@ -508,21 +508,12 @@ logical_xor = _logical("logical_xor", 2)
 logical_not = _logical("logical_not", 1)
 
 
-def _numeric(x, name: str, what: str) -> Array:
-    """x as the one operand of an elementwise op (uploaded if host data): any dtype, float16 where
-    the device has its arithmetic's features."""
-    a = operand(x, name, what, host="upload", half=True, wide=True)
-    if a.dtype == dtypes.float16:
-        dtypes.half_words(name)
-    return a
-
-
 @recipe()
 def round(a, decimals: int = 0) -> Array:
     """numpy.round: half to even; decimals as numpy's (floats: x * 10**d, rint, / 10**d in
     float32; integers: unchanged for decimals >= 0, else exact half-to-even multiples of 10**-d)."""
     decimals = operator.index(decimals)
-    a = _numeric(a, "round", "a")
+    a = operand(a, "round", "a", host="upload", half="words", wide=True)
     if a.dtype.kind in "iu" and a.dtype != dtypes.bool_:
         if decimals >= 0:
             return a.copy()
@@ -574,7 +565,7 @@ def clip(a, /, min=None, max=None, *, a_min=None, a_max=None) -> Array:
 
 @recipe()
 def negative(x) -> Array:
-    a = _numeric(x, "negative", "x")
+    a = operand(x, "negative", "x", host="upload", half="words", wide=True)
     if a.dtype == dtypes.bool_:
         raise TypeError("negative: not supported for bool arrays (numpy refuses it too)")
     return apply("negative", [a], a.dtype, a.dtype)
@@ -582,7 +573,7 @@ def negative(x) -> Array:
 
 @recipe()
 def absolute(x) -> Array:
-    a = _numeric(x, "absolute", "x")
+    a = operand(x, "absolute", "x", host="upload", half="words", wide=True)
     if a.dtype.kind in "bu":  # GLSL has no abs(uint): it would go through float
         return a.copy()
     return apply("absolute", [a], a.dtype, a.dtype)

@@ -151,9 +151,8 @@ def getitem(a, key, *, check_indices=None):
     name = "getitem"
     key = key if isinstance(key, tuple) else (key,)
     kinds = [_key_kind(k) for k in key] if isinstance(a, Array) else []
-    a = operand(a, name, half=True, wide=True)
-    if a.dtype == dtypes.float16 and "mask" not in kinds:  # compress_mask moves halves on any device;
-        dtypes.half_words(name)                        # gathers and copies as 16-bit words
+    # compress_mask moves float16 on any device; the gathers and copies as 16-bit words
+    a = operand(a, name, half=True if "mask" in kinds else "words", wide=True)
     if "mask" in kinds:
         if "index" in kinds:
             raise IndexError(f"{name}: a boolean mask together with integer array indices is not supported; "

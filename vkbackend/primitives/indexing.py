@@ -301,21 +301,12 @@ def gather_in_windows(src: Array, src_offset: int, out_shape, base_strides, idx:
 
 # -- take / take_along_axis ------------------------------------------------------------------
 
-def _moved_operand(a, name: str) -> Array:
-    """a as the source of a gather: any dtype, float16 moved as 16-bit words (moves.py) where the
-    device has 16-bit storage."""
-    a = operand(a, name, half=True, wide=True)
-    if a.dtype == dtypes.float16:
-        dtypes.half_words(name)
-    return a
-
-
 def take(a, indices, axis=None, mode="raise", *, check_indices=None) -> Array:
     """numpy.take: elements of `a` (flattened when axis is None) at `indices` along `axis`.
     mode 'raise' (host indices checked; device ones: see the module doc), 'wrap' or 'clip'.
     check_indices: the checked mode of device indices (index_check.py; None: the environment)."""
     name = "take"
-    a = _moved_operand(a, name)
+    a = operand(a, name, half="words", wide=True)  # float16 gathered as 16-bit words (moves.py)
     check_mode(mode, name)
     if axis is None:
         a, axis = a.reshape(-1), 0

@@ -25,18 +25,19 @@ MAX_PUSH_WORDS = 32       # 128 bytes: what every Vulkan device guarantees
 HOST_DATA = (np.ndarray, list, tuple, numbers.Number, np.generic)
 
 
-def operand(x, name: str, what: str = "a", *, host: str = "refuse", half: bool = False, wide: bool = False):
+def operand(x, name: str, what: str = "a", *, host: str = "refuse", half: bool | str = False,
+            wide: bool = False):
     """`x` as an operand of `name`: a vk.Array of a dtype ops compute in (float16 too where
-    `half`: the op moves its bit patterns, or casts it; the WIDE dtypes too where `wide`), else
-    TypeError naming `what`. Host data
+    `half`: True, the op moves its bit patterns or casts it, on any device; "words", it reads or
+    writes the halves as 16-bit words, where the device can (dtypes.half_words); the WIDE dtypes
+    too where `wide`), else TypeError naming `what`. Host data
     (numpy arrays, lists, numbers) is, per `host`:
       'refuse'  TypeError (the op takes device arrays, as a method of vk.Array would)
       'upload'  uploaded (asarray); call it only once the rest of the input is checked
       'keep'    returned as a numpy array, checked by the same dtype rule (its upload: asarray once
                 every argument is checked; held_dtype gives the dtype it will have)."""
     if isinstance(x, Array):
-        if not (half and x.dtype == dtypes.float16) and not (wide and dtypes.is_wide(x.dtype)):
-            dtypes.computable(x.dtype, name)
+        _check(x.dtype, name, half, wide)
         return x
     if host != "refuse" and isinstance(x, HOST_DATA):
         data = np.asarray(x)
@@ -44,11 +45,19 @@ def operand(x, name: str, what: str = "a", *, host: str = "refuse", half: bool =
             held = dtypes.from_host(data.dtype)
         except TypeError as e:  # complex, object, str: no vk.Array holds them
             raise TypeError(f"{name}: `{what}`: {e}") from None
-        if not (half and held == dtypes.float16):
-            dtypes.computable(held, name)
+        _check(held, name, half, False)
         return asarray(data) if host == "upload" else data
     expected = "a vk.Array" if host == "refuse" else "a vk.Array or an array-like"
     raise TypeError(f"{name}: `{what}` must be {expected}, got {type(x).__name__}")
+
+
+def _check(d: np.dtype, name: str, half: bool | str, wide: bool) -> None:
+    """operand's dtype rule (see there)."""
+    if half and d == dtypes.float16:
+        if half == "words":
+            dtypes.half_words(name)
+    elif not (wide and dtypes.is_wide(d)):
+        dtypes.computable(d, name)
 
 
 def held_dtype(x) -> np.dtype:

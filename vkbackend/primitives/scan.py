@@ -473,7 +473,8 @@ def _cumulative(name: str, op: str, a, axis, dtype, exclusive, reverse, algorith
     # Validated: GPU work from here on.
     x = asarray(host, in_dtype) if host is not None else a
     if half:
-        out = _cumulative(name, op, elementwise.astype(x, in_dtype), axis, dtype, exclusive, reverse, algorithm)
+        x = elementwise.astype(x, in_dtype) if host is None else x  # host data: uploaded as float32
+        out = _cumulative(name, op, x, axis, dtype, exclusive, reverse, algorithm)
         return out if dtype is not None else elementwise.astype(out, dtypes.float16)
     if size == 0:
         return Array.empty(out_shape, out_dtype)

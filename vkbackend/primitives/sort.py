@@ -266,17 +266,14 @@ def _radix_sort(keys: Array, plan: _Plan, descending: bool, rows: int, want_keys
 
 
 # ---- sort, argsort -----------------------------------------------------------------------------
-def _keys_dtype(x, name: str) -> tuple:
+def _keys_dtype(x) -> tuple:
     """(the dtype x is sorted as, whether it is float16: sorted as its exact float32 values)."""
     d = held_dtype(x)
-    if d == dtypes.float16:
-        dtypes.half_words(name)
-        return dtypes.float32, True
-    return d, False
+    return (dtypes.float32, True) if d == dtypes.float16 else (d, False)
 
 
 def _sort(name: str, x, axis, descending, stable, want_keys: bool) -> Array:
-    x = operand(x, name, "x", host="keep", half=True, wide=True)  # host data uploaded once every argument is checked
+    x = operand(x, name, "x", host="keep", half="words", wide=True)  # host data uploaded once every argument is checked
     descending = flag(descending, name, "descending")
     flag(stable, name, "stable")  # always stable
     shape = tuple(x.shape)
@@ -286,7 +283,7 @@ def _sort(name: str, x, axis, descending, stable, want_keys: bool) -> Array:
     axis = normalize_axis(axis, len(shape), name, "an integer or None")
     n = math.prod(shape)
     rows = n // shape[axis] if n else 0
-    d, half = _keys_dtype(x, name)
+    d, half = _keys_dtype(x)
     plan = _plan(n, not want_keys or rows > 1, name, _key_words(d)) if n and shape[axis] > 1 else None
     # Checked: GPU work from here on.
     x = asarray(x)
@@ -388,10 +385,10 @@ def _unique(name: str, x):
     from .manipulation import concat, diff
     from .scan import cumsum
     from .scatter import put
-    x = operand(x, name, "x", host="keep", half=True, wide=True)  # host data uploaded once every argument is checked
+    x = operand(x, name, "x", host="keep", half="words", wide=True)  # host data uploaded once every argument is checked
     shape = tuple(x.shape)
     n = math.prod(shape)
-    d, half = _keys_dtype(x, name)
+    d, half = _keys_dtype(x)
     plan = _plan(n, True, name, _key_words(d)) if n else None
     # Checked: GPU work from here on.
     x = asarray(x).reshape(-1)
