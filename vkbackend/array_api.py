@@ -206,10 +206,7 @@ def result_type(*arrays_and_dtypes) -> np.dtype:
         typed = True
     if not typed:
         raise ValueError("result_type: at least one array or dtype is required")
-    d = np.result_type(*keys)
-    if d == dtypes.float16:
-        return d
-    return dtypes.narrow(d, "result_type", wide=True, exact=any(map(dtypes.is_wide, keys)))
+    return dtypes.promoted(keys, "result_type")
 
 
 def isdtype(dtype, kind) -> _PyBool:

@@ -168,6 +168,16 @@ def narrow(d: np.dtype, what: str, wide: bool = False, exact: bool = False) -> n
                     "cast one operand with .astype() first")
 
 
+def promoted(held, what: str) -> np.dtype:
+    """numpy's result type of `held` (dtypes, or Python scalars as weak types), narrowed as the
+    elementwise functions narrow it (32-bit operands stay 32-bit; with a WIDE operand numpy's result
+    is kept); float16 as it is, for the caller to take or refuse."""
+    d = np.result_type(*held)
+    if d == float16:
+        return d
+    return narrow(d, what, wide=True, exact=any(map(is_wide, held)))
+
+
 def storage(d: np.dtype) -> np.dtype:
     """The dtype of the elements in d's buffer: bool is a uint32 word each."""
     return uint32 if d == bool_ else d

@@ -281,10 +281,8 @@ def _result_dtype(arrays, name: str) -> np.dtype:
     """numpy's promotion as the elementwise functions narrow it (int32 with uint32: int64; with an
     8/16/64-bit operand numpy's result)."""
     held = [held_dtype(x) for x in arrays]
-    d = np.result_type(*held)
-    if d == dtypes.float16:  # moved as 16-bit words (moves.py) where the device has them
-        return dtypes.half_words(name)
-    return dtypes.narrow(d, name, wide=True, exact=any(map(dtypes.is_wide, held)))
+    d = dtypes.promoted(held, name)
+    return dtypes.half_words(name) if d == dtypes.float16 else d  # float16: 16-bit words (moves.py)
 
 
 def _concat_shapes(shapes, axis, name: str) -> tuple:

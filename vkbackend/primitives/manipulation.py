@@ -440,7 +440,7 @@ def diff(x, /, *, axis=-1, n=1, prepend=None, append=None) -> Array:
     if len(parts) > 1:
         _concat_shapes([shape for shape, _, _ in parts], axis, name)
         held = [held_dtype(a) if dt is None else dt for _, a, dt in parts]
-        dtypes.narrow(np.result_type(*held), name, wide=True, exact=any(map(dtypes.is_wide, held)))
+        dtypes.promoted(held, name)
         joined = concatenate([broadcast_to(asarray(a, dt), shape) if dt is not None else a
                               for shape, a, dt in parts], axis)
     op = not_equal if joined.dtype == dtypes.bool_ else subtract

@@ -37,7 +37,7 @@ def _result_dtype(a, b, name: str) -> np.dtype:
     kinds = [held_dtype(x) for x in (a, b)]
     if dtypes.bool_ in kinds:
         raise TypeError(f"{name}: expected arrays of a numeric dtype, got {kinds[0]} and {kinds[1]}")
-    return dtypes.narrow(np.result_type(*kinds), name, wide=True, exact=any(map(dtypes.is_wide, kinds)))
+    return dtypes.promoted(kinds, name)
 
 
 def _operands(x1, x2, name: str) -> tuple:
