@@ -166,7 +166,7 @@ int64_t widen_s64(int v) { return packInt2x32(ivec2(v, v >> 31)); }
 // nextafter on float16 values (held exactly in floats): their bit patterns stepped by one.
 float half_nextafter(float x, float y) {
     if (isnan(x) || isnan(y)) return x + y;
-    if (x == y) return y;
+    if (x == y) return x;  // numpy's float16 loop keeps x1 (nextafter(0, -0) is 0; float32's is -0)
     if (x == 0.0) return uintBitsToFloat((floatBitsToUint(y) & 0x80000000u) | 0x33800000u);  // +-2**-24
     uint h = packHalf2x16(vec2(x, 0.0));
     h = (x < y) == (x > 0.0) ? h + 1u : h - 1u;
@@ -183,8 +183,12 @@ T_OUT apply_op(T x, T y, T z) {
     return T_OUT(x * y);
 #elif defined(OP_divide)
     return T_OUT(np_divide(x, y));
+#elif defined(OP_maximum) && defined(OUT_HALF)  // numpy's float16 loops: x1 where equal (+0 and -0)
+    return (x >= y || isnan(x)) ? x : y;
 #elif defined(OP_maximum)
     return T_OUT(np_max(x, y));
+#elif defined(OP_minimum) && defined(OUT_HALF)
+    return (x <= y || isnan(x)) ? x : y;
 #elif defined(OP_minimum)
     return T_OUT(np_min(x, y));
 #elif defined(OP_equal)

@@ -94,6 +94,15 @@ def test_binary(rng, n):
     same(vk.clip(a, np.float16(-1), np.float16(2)), np.clip(x, np.float16(-1), np.float16(2)))
 
 
+def test_signed_zeros_as_numpys_float16_loops():
+    """numpy's float16 maximum, minimum and nextafter keep x1 where x1 == x2 (its float32 ones
+    give x2): +0 and -0 in both orders."""
+    x = np.array([0.0, -0.0, 0.0, -0.0, 1.0, np.nan], np.float16)
+    y = np.array([-0.0, 0.0, 0.0, -0.0, np.nan, 1.0], np.float16)
+    for name in ("maximum", "minimum", "nextafter"):
+        same(getattr(vk, name)(vk.asarray(x), vk.asarray(y)), getattr(np, name)(x, y))
+
+
 def test_broadcasting_and_promotion(rng):
     """numpy's NEP 50 rules: a Python float is taken as float16 (rounded first); float16 with
     int8/uint8/bool stays float16, with int16 or float32 gives float32; int32 gives float64,
