@@ -134,6 +134,19 @@ def _eager(text: str):
     except ValueError:
         raise ValueError(f"expected {_EAGER}") from None
 
+_FUSION = "an integer from 1 to 1000000, or off"
+
+
+def _fusion(text: str):
+    """VKBACKEND_FUSION: runs before a chain is fused (int), or False for off."""
+    if text.lower() == "off":
+        return False
+    try:
+        return _integer(1, 10**6)(text)
+    except ValueError:
+        raise ValueError(f"expected {_FUSION}") from None
+
+
 VARIABLES = {v.name: v for v in (
     # runtime
     Variable("VKBACKEND_DEVICE", "runtime", "text",
@@ -168,6 +181,11 @@ VARIABLES = {v.name: v for v in (
     Variable("VKBACKEND_STAGING_LIMIT", "runtime", "size", _SIZE, "64 MiB",
              "the most host memory that uploads and downloads of device arrays go through at once "
              "(larger transfers go in pieces)", "vkbackend/runtime/__init__.py", _size),
+    Variable("VKBACKEND_FUSION", "runtime", "integer", _FUSION, "2",
+             "consecutive float32 elementwise operations over arrays of one length run as one kernel "
+             "once the same chain has run this many times (1: at once; each new chain compiles a "
+             "pipeline); off: each operation is its own dispatch", "vkbackend/runtime/__init__.py",
+             _fusion, 2),
     Variable("VKBACKEND_POISON", "runtime", "flag", "0 or 1", "0",
              "1: fill every fresh buffer with all-ones bits (NaN, -1), so an element a kernel forgets "
              "to write shows; the tests set it", "vkbackend/runtime/__init__.py", _flag, False),

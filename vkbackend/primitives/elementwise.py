@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import dtypes, runtime
 from ..array import Array
+from ..runtime import fusion
 from .creation import asarray, check_fits, full
 from .launch import WG, grid_groups
 from .operands import MAX_PUSH_WORDS, collapse_dims, operand
@@ -181,7 +182,10 @@ def _plan(op: str, out_dtype, compute_dtype, operands: tuple, aligned: bool, nam
         for s in per_operand:
             tail += s
     kernel = runtime.get().kernel("primitives/elementwise.comp", defines, WG) if n else None
-    return kernel, out_shape, tail, (grid_groups(n // 4 if vec4 else n, WG),)
+    # float32 over contiguous operands of the output's length may join a chain (runtime/fusion.py)
+    fusible = rank == 0 and all(d == dtypes.float32 for d in types)
+    fuse = fusion.descriptor(op, tuple(x is None for x in operands), vec4, WG) if fusible else None
+    return kernel, out_shape, tail, (grid_groups(n // 4 if vec4 else n, WG),), fuse
 
 
 def apply(op: str, operands: list, out_dtype, compute_dtype, name: str | None = None) -> Array:
@@ -189,7 +193,7 @@ def apply(op: str, operands: list, out_dtype, compute_dtype, name: str | None = 
     name = name or op
     sig = tuple((x.shape, x.dtype) if isinstance(x, Array) else None for x in operands)
     aligned = all(x.offset % 4 == 0 for x in operands if isinstance(x, Array))
-    kernel, out_shape, tail, groups = _plan(op, out_dtype, compute_dtype, sig, aligned, name)
+    kernel, out_shape, tail, groups, fuse = _plan(op, out_dtype, compute_dtype, sig, aligned, name)
     # scalars are checked against the computation's dtype before any GPU work
     try:
         heads = [x.offset if isinstance(x, Array) else _scalar_bits(x, compute_dtype, name) for x in operands]
@@ -216,7 +220,7 @@ def apply(op: str, operands: list, out_dtype, compute_dtype, name: str | None = 
     if compute_dtype.itemsize == 8 and None in sig:  # WIDE_SCALARS: low words in place, high words last
         push[2:2 + len(heads)] = [h & 0xFFFFFFFF for h in heads]
         push += [h >> 32 for h in heads] + [0] * (3 - len(heads))
-    kernel(buffers, push, groups)
+    kernel(buffers, push, groups, fuse=fuse)
     return out
 
 
@@ -261,7 +265,7 @@ def _apply_windows(op: str, operands: list, out: Array, compute_dtype, heads: li
             push.append(at)
             bufs.append(x.buffer)
             wins.append(win)
-        kernel, _, tail, groups = _plan(op, out.dtype, compute_dtype, tuple(sig), False, name)
+        kernel, _, tail, groups, _ = _plan(op, out.dtype, compute_dtype, tuple(sig), False, name)
         kernel([out.buffer] + bufs, [count, out_at, *push, *tail], groups, windows=[out_win] + wins)
 
 

@@ -89,7 +89,7 @@ class Capture:
             if self.poisons:  # Storage fills it with POISON next
                 self.poisoning = id(storage.buffer.tensor)
 
-    def dispatch(self, pipeline, tensors, push: bytes, groups, barrier: bool) -> None:
+    def dispatch(self, pipeline, tensors, push: bytes, groups, barrier: bool, fuse=None) -> None:
         roles = []
         for t in tensors:
             role = self.roles.get(id(t))
@@ -102,7 +102,7 @@ class Capture:
                     self.fixed.append(kept)
                     role = self.roles[id(t)] = ("fixed", len(self.fixed) - 1)
             roles.append(role)
-        self.steps.append((pipeline, tuple(roles), push, tuple(groups), barrier))
+        self.steps.append((pipeline, tuple(roles), push, tuple(groups), barrier, fuse))
 
     def fill(self, tensor, word: int) -> None:
         # Storage's poisoning of a buffer it just allocated is redone by Storage on replay; any
@@ -121,7 +121,7 @@ class Recipe:
 
     def __init__(self, words, steps, result, fixed):
         self.words = words      # words of each buffer the op allocates
-        self.steps = steps      # (pipeline, roles, push, groups, barrier)
+        self.steps = steps      # (pipeline, roles, push, groups, barrier, fuse)
         self.result = result    # ('array', role, shape, dtype, offset), ('arg', i) or ('tuple', parts)
         self.fixed = fixed      # persistent storages the steps bind
 
@@ -144,8 +144,8 @@ def _recipe(cap: Capture, spec) -> Recipe:
 
     def index(role):
         return first + role[1] if type(role) is tuple else role
-    steps = tuple((pipe, tuple(map(index, roles)), push, groups, barrier)
-                  for pipe, roles, push, groups, barrier in cap.steps)
+    steps = tuple((pipe, tuple(map(index, roles)), push, groups, barrier, fuse)
+                  for pipe, roles, push, groups, barrier, fuse in cap.steps)
     return Recipe(tuple(s.buffer.words for s in cap.storages), steps, spec, tuple(cap.fixed))
 
 

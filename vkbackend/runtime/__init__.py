@@ -10,6 +10,7 @@ import warnings
 from .. import config
 from . import compiler
 from .devices import SM_BUILTINS, Device, open_device
+from .fusion import Fuser
 from .kernel import Kernel, PipelineCache
 from .memory import Pool
 from .stream import STAGING_LIMIT, Stream
@@ -39,6 +40,10 @@ class Runtime:
         elif eager is not None:
             self.stream.eager_seconds = eager * 1e-6
         self.pipelines = PipelineCache(mgr, self.device.push_descriptors)
+        fusion_after = config.get("VKBACKEND_FUSION")
+        if fusion_after:
+            self.stream.fuser = Fuser(self, fusion_after)
+            self.pool.on_release = self.stream.fuser.released
         self._kernels: dict = {}
         # Tests poison every fresh buffer so that an element a kernel forgets to write shows up.
         self.poison = config.get("VKBACKEND_POISON")
@@ -64,6 +69,7 @@ class Runtime:
 
     def stats(self) -> dict:
         s = dict(self.stream.stats)
+        s.update(self.stream.fuser.stats if self.stream.fuser else {"fused_dispatches": 0, "fused_ops": 0})
         s.update({f"pipeline_{k}": v for k, v in self.pipelines.stats.items()})
         s["pipelines_created"] = s.pop("pipeline_created")
         s["pipelines_cached"] = len(self.pipelines)

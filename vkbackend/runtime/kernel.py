@@ -96,12 +96,13 @@ class Kernel:
         k.spirv, k.spirv_hash, k._pipes = spirv, hashlib.sha256(spirv).hexdigest()[:24], {}
         return k
 
-    def __call__(self, buffers, push=(), groups=(1, 1, 1), barrier: bool = True, windows=None) -> None:
+    def __call__(self, buffers, push=(), groups=(1, 1, 1), barrier: bool = True, windows=None, fuse=None) -> None:
         """Record a dispatch of `groups` workgroups over `buffers` (bindings 0..n-1), followed by a
         global barrier unless `barrier` is False (see Stream.dispatch). `windows`: per buffer None
         (all of it) or (first word, words), the part of a buffer larger than a shader may bind
         (Buffer.big) that this dispatch sees, from its first word on (a multiple of
-        windows.align_words); a big buffer without one is refused (ValueError)."""
+        windows.align_words); a big buffer without one is refused (ValueError). `fuse`: see
+        Stream.dispatch."""
         if len(groups) != 3:
             groups = tuple(groups) + (1,) * (3 - len(groups))
         limits = self.rt.device.max_workgroup_count
@@ -121,7 +122,7 @@ class Kernel:
                         f"bind ({self.rt.device.max_storage_buffer_range} bytes, maxStorageBufferRange), "
                         "and this operation does not work in windows of it (elementwise operations, "
                         "astype, reductions and flat scans do)")
-            self.rt.stream.dispatch(pipe, [b.tensor for b in buffers], words, groups, barrier)
+            self.rt.stream.dispatch(pipe, [b.tensor for b in buffers], words, groups, barrier, fuse=fuse)
             return
         spans = [(0, 0) if w is None else (w[0] * 4, w[1] * 4) for w in windows]
         for b, w in zip(buffers, windows):

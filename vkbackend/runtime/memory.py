@@ -100,6 +100,7 @@ class Pool:
         self.in_use = 0        # bytes of buffers handed out
         self.cached = 0        # bytes of buffers kept for reuse
         self.peak_in_use = 0
+        self.on_release = None  # called with each released buffer's tensor (the stream's fuser)
         self.stats = {"buffers_created": 0, "bytes_created": 0, "reused": 0, "buffers_freed": 0,
                       "allocation_retries": 0}
 
@@ -170,6 +171,8 @@ class Pool:
         """Take `buf` back for reuse: recorded operations that use it run before any later one
         that reuses it (the stream keeps their order), so it may be handed out at once."""
         with self.lock:
+            if self.on_release is not None:
+                self.on_release(buf.tensor)
             self.in_use -= buf.words * WORD
             self.cached += buf.words * WORD
             self._free.setdefault(buf.words, []).append(buf)

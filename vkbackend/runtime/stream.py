@@ -51,6 +51,7 @@ class Stream:
         self._checks = []       # (check, buffers) for the next synchronize: see add_check
         self._interrupted = False  # a wait was interrupted with the current sequence in flight
         self.capture = None     # a recipe capture (primitives/recipes.py) watching what is recorded
+        self.fuser = None       # the elementwise chain waiting to be recorded (fusion.py), if fusing
         self.eager = True       # submit early while the GPU idles (False: only flushes and syncs submit)
         self.eager_seconds = EAGER_SECONDS  # VKBACKEND_EAGER_US
         self._last_submit = 0.0  # perf_counter() at the newest submit
@@ -65,16 +66,20 @@ class Stream:
     def next_epoch(self) -> int:
         return self.submitted + 1
 
-    def _begin_op(self, eager: bool = True, barrier: bool | None = True):
+    def _begin_op(self, eager: bool = True, barrier: bool | None = True, chain: bool = True):
         """The sequence to record the next operation into (flushing a full chunk first, or what
-        waits while the GPU idles, unless the caller is about to submit anyway). `barrier`: the
-        operation ends with a global barrier (kp's fills, updates and copies do), False for a
-        dispatch without one, None for one that writes nothing (the order stays as it was)."""
+        waits while the GPU idles, unless the caller is about to submit anyway), after the
+        waiting elementwise chain unless `chain` is False (an operation that touches none of its
+        buffers). `barrier`: the operation ends with a global barrier (kp's fills, updates and
+        copies do), False for a dispatch without one, None for one that writes nothing (the
+        order stays as it was)."""
+        if chain:
+            self._emit()
         if self._ops >= FLUSH_AFTER:
-            self.flush()
+            self.flush(chain=False)
         elif (eager and self._ops and self.eager and time.perf_counter() - self._last_submit >= self.eager_seconds
               and self._idle()):
-            self.flush(eager=True)
+            self.flush(eager=True, chain=False)
         seq = self._seqs[self._cur]
         if self._ops == 0 and not self._ordered:
             # Orders this chunk after what an unbarriered last dispatch of the previous one wrote.
@@ -85,6 +90,17 @@ class Stream:
         self._ops += 1
         return seq
 
+    def _emit(self) -> None:
+        """Record the waiting elementwise chain, if any."""
+        fuser = self.fuser
+        if fuser is not None and fuser.ops:
+            fuser.emit(self)
+
+    def _record_now(self, pipeline, tensors, push: bytes, groups) -> None:
+        """Record a dispatch followed by a global barrier (the fuser's chains)."""
+        self._begin_op().record_dispatch(pipeline, tensors, push, groups[0], groups[1], groups[2], True)
+        self.stats["dispatches"] += 1
+
     def _record(self, op, barrier: bool = True) -> None:
         """Record `op` just before a synchronize (no eager submit in between)."""
         seq = self._begin_op(eager=False, barrier=True if barrier else None)
@@ -92,38 +108,49 @@ class Stream:
         if barrier:
             seq.record(self._barrier)
 
-    def dispatch(self, pipeline, tensors, push: bytes, groups, barrier: bool = True, windows=None) -> None:
+    def dispatch(self, pipeline, tensors, push: bytes, groups, barrier: bool = True, windows=None,
+                 fuse=None) -> None:
         """Record a dispatch of `pipeline` over `tensors`, one native call; `barrier=False` lets
         the next dispatch run beside it (the caller guarantees they touch disjoint data), as QR's
-        look-ahead panel does; `windows`: (byte offset, byte range) per tensor (range 0: all)."""
+        look-ahead panel does; `windows`: (byte offset, byte range) per tensor (range 0: all);
+        `fuse`: an elementwise dispatch's fusion.descriptor (it may wait to join a chain)."""
         with self.lock:  # inline, not @locked: every op passes here
             if windows is not None:
                 if self.capture is not None:
                     self.capture.other()  # windows are not replayed
                 self._begin_op(barrier=barrier).record_dispatch(pipeline, tensors, push, groups[0], groups[1],
                                                                 groups[2], barrier, windows)
+                self.stats["dispatches"] += 1
             else:
                 if self.capture is not None:
-                    self.capture.dispatch(pipeline, tensors, push, groups, barrier)
+                    self.capture.dispatch(pipeline, tensors, push, groups, barrier, fuse)
+                if fuse is not None and self.fuser is not None:
+                    self.fuser.add(self, pipeline, tensors, push, groups, fuse)
+                    return
                 self._begin_op(barrier=barrier).record_dispatch(pipeline, tensors, push, groups[0], groups[1],
                                                                 groups[2], barrier)
-            self.stats["dispatches"] += 1
+                self.stats["dispatches"] += 1
 
     def record_steps(self, steps, tensors: list) -> None:
         """Record a replayed recipe's dispatches (primitives/recipes.py), with no capture running:
-        each step is (pipeline, roles, push, groups, barrier), its roles indexing `tensors`."""
+        each step is (pipeline, roles, push, groups, barrier, fuse), its roles indexing `tensors`."""
         with self.lock:
-            for pipeline, roles, push, groups, barrier in steps:
+            fuser = self.fuser
+            for pipeline, roles, push, groups, barrier, fuse in steps:
+                if fuse is not None and fuser is not None:
+                    fuser.add(self, pipeline, [tensors[r] for r in roles], push, groups, fuse)
+                    continue
                 self._begin_op(barrier=barrier).record_dispatch(pipeline, [tensors[r] for r in roles], push,
                                                                 groups[0], groups[1], groups[2], barrier)
-            self.stats["dispatches"] += len(steps)
+                self.stats["dispatches"] += 1
 
     @locked
     def fill(self, buf, word: int) -> None:
         """Record a fill of the whole buffer with one 32-bit word (a transfer, no shader)."""
         if self.capture is not None:
             self.capture.fill(buf.tensor, word)
-        self._begin_op().record_fill(buf.tensor, word)
+        fuser = self.fuser  # a fresh buffer's poisoning need not end the chain
+        self._begin_op(chain=fuser is None or fuser.touches(buf.tensor)).record_fill(buf.tensor, word)
         self.stats["fills"] += 1
 
     @locked
@@ -161,6 +188,7 @@ class Stream:
         every submit: synchronize without its downloads and checks."""
         if self._interrupted:
             self._settle()
+        self._emit()
         if self._ops:
             self._submit(wait=True, host=host)
         else:
@@ -247,10 +275,13 @@ class Stream:
         self._interrupted = False
 
     @locked
-    def flush(self, eager: bool = False) -> None:
-        """Submit what is recorded without waiting, and record on into the other sequence."""
+    def flush(self, eager: bool = False, chain: bool = True) -> None:
+        """Submit what is recorded without waiting, and record on into the other sequence; the
+        waiting elementwise chain too unless `chain` is False (it is recorded after anyway)."""
         if self._interrupted:
             self._settle()
+        if chain:
+            self._emit()
         if self._ops == 0:
             return
         other = 1 - self._cur
@@ -271,6 +302,7 @@ class Stream:
             self.capture.other()
         if self._interrupted:
             self._settle()
+        self._emit()
         if not self._ops:
             return []
         self._await_other()
@@ -302,6 +334,7 @@ class Stream:
         next; host=True: the host reads what copies wrote (Stream.read)."""
         if self._interrupted:
             self._settle()
+        self._emit()
         checks, self._checks = self._checks, []
         downloads = list(downloads) + [b for _, bufs in checks for b in bufs]
         if self.capture is not None:
