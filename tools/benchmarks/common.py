@@ -84,9 +84,11 @@ def poisoned():
         rt.poison = saved
 
 
-def time_vk(fn, *, repeats: int = 20, warmup: int = 2, replay: bool = False) -> float:
+def time_vk(fn, *, repeats: int = 20, warmup: int = 2, replay: bool = False, fuse: bool = False) -> float:
     """Milliseconds of device time per call of `fn` (which records vkbackend work), with the
     stream's eager submits off: batches are recorded whole, then timed from submit to wait.
+    Elementwise fusion is off unless `fuse` (then each call's chain is recorded at its end):
+    calls whose results are dropped would otherwise join one chain that stores none of them.
 
     Recording is lazy: nothing runs until the sync, so the calls are recorded first and the time
     from the submit to the end of the wait, divided by the number of calls, is the device's time
@@ -100,11 +102,24 @@ def time_vk(fn, *, repeats: int = 20, warmup: int = 2, replay: bool = False) -> 
     and 86 TFLOP/s in two runs). torch's asynchronous launches keep its GPU busy the same way."""
     from vkbackend import runtime
     stream = runtime.get().stream
-    saved, stream.eager = stream.eager, False
+    stream.synchronize()
+    saved = stream.eager, stream.fuser
+    stream.eager = False
+    if not fuse:
+        stream.fuser = None
+    elif stream.fuser is not None:
+        call = fn
+
+        def fn():
+            out = call()
+            with stream.lock:
+                stream.emit_chain()
+            return out
     try:
         return _time_vk(fn, repeats, warmup, replay)
     finally:
-        stream.eager = saved
+        stream.synchronize()
+        stream.eager, stream.fuser = saved
 
 
 def _time_vk(fn, repeats: int, warmup: int, replay: bool) -> float:

@@ -1,4 +1,5 @@
-"""Elementwise add (float32, and the wider and narrower dtypes and float16 at 16M) and host sync latency."""
+"""Elementwise add (float32, and the wider and narrower dtypes and float16 at 16M), a chain of three
+operations (one fused kernel here, three kernels in torch) and host sync latency."""
 from __future__ import annotations
 
 from benchmarks.common import gbps, time_torch, time_vk
@@ -10,7 +11,8 @@ def cases(quick: bool) -> list:
     sizes = [1 << 20, 1 << 26] if quick else [1 << 10, 1 << 16, 1 << 20, 1 << 24, 1 << 26]
     wide = [] if quick else [{"name": f"add {d} {1 << 24}", "size": 1 << 24, "dtype": d}
                              for d in ("float64", "int64", "int16", "int8", "float16")]
-    return [{"name": f"add {n}", "size": n} for n in sizes] + wide + [
+    chains = [{"name": f"chain (x * 2 + 1) * y {n}", "size": n, "chain": True} for n in (1 << 20, 1 << 24)]
+    return [{"name": f"add {n}", "size": n} for n in sizes] + wide + chains + [
         {"name": "latency: tiny op + read-back", "sync": "op+read"},
         {"name": "latency: tiny op + synchronize", "sync": "op"},
         {"name": "latency: read-back of a ready array", "sync": "read"}]
@@ -40,7 +42,10 @@ def run_vk(case: dict) -> dict:
     if n * dtype.itemsize > vk.device().max_storage_buffer_range:
         return {"skipped": "larger than maxStorageBufferRange"}
     x, y = vk.asarray(np.ones(n, dtype), dtype=dtype), vk.asarray(np.ones(n, dtype), dtype=dtype)
-    ms = time_vk(lambda: x + y)
+    if case.get("chain"):  # GB/s of the one pass it needs: x and y read, the result written
+        ms = time_vk(lambda: (x * 2.0 + 1.0) * y, fuse=True)
+    else:
+        ms = time_vk(lambda: x + y)
     return {"ms": ms, "gbps": gbps(3 * dtype.itemsize * n, ms)}
 
 
@@ -53,5 +58,5 @@ def run_torch(case: dict) -> dict:
                         torch.cuda.synchronize)
     n, dtype = case["size"], getattr(torch, case.get("dtype", "float32"))
     x, y = torch.ones(n, device="cuda", dtype=dtype), torch.ones(n, device="cuda", dtype=dtype)
-    ms = time_torch(lambda: x + y)
+    ms = time_torch((lambda: (x * 2.0 + 1.0) * y) if case.get("chain") else (lambda: x + y))
     return {"ms": ms, "gbps": gbps(3 * x.element_size() * n, ms)}

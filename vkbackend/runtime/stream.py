@@ -74,7 +74,7 @@ class Stream:
         copies do), False for a dispatch without one, None for one that writes nothing (the
         order stays as it was)."""
         if chain:
-            self._emit()
+            self.emit_chain()
         if self._ops >= FLUSH_AFTER:
             self.flush(chain=False)
         elif (eager and self._ops and self.eager and time.perf_counter() - self._last_submit >= self.eager_seconds
@@ -90,8 +90,8 @@ class Stream:
         self._ops += 1
         return seq
 
-    def _emit(self) -> None:
-        """Record the waiting elementwise chain, if any."""
+    def emit_chain(self) -> None:
+        """Record the waiting elementwise chain, if any (holding the lock)."""
         fuser = self.fuser
         if fuser is not None and fuser.ops:
             fuser.emit(self)
@@ -188,7 +188,7 @@ class Stream:
         every submit: synchronize without its downloads and checks."""
         if self._interrupted:
             self._settle()
-        self._emit()
+        self.emit_chain()
         if self._ops:
             self._submit(wait=True, host=host)
         else:
@@ -281,7 +281,7 @@ class Stream:
         if self._interrupted:
             self._settle()
         if chain:
-            self._emit()
+            self.emit_chain()
         if self._ops == 0:
             return
         other = 1 - self._cur
@@ -302,7 +302,7 @@ class Stream:
             self.capture.other()
         if self._interrupted:
             self._settle()
-        self._emit()
+        self.emit_chain()
         if not self._ops:
             return []
         self._await_other()
@@ -334,7 +334,7 @@ class Stream:
         next; host=True: the host reads what copies wrote (Stream.read)."""
         if self._interrupted:
             self._settle()
-        self._emit()
+        self.emit_chain()
         checks, self._checks = self._checks, []
         downloads = list(downloads) + [b for _, bufs in checks for b in bufs]
         if self.capture is not None:
