@@ -75,68 +75,72 @@ class Fuser:
 
     def add(self, stream, pipeline, tensors: list, push: bytes, groups, fuse) -> None:
         """Defer a dispatch that fusion.descriptor described (`fuse`), recording the waiting
-        chain first where it cannot join it."""
+        chain first where it cannot join it. On every elementwise operation's path: one pass."""
         code, nargs, mask, vec4, workgroup = fuse
         words = _HEADS[nargs].unpack_from(push)
-        if self.ops and (words[0] != self._n or workgroup != self._workgroup or len(self.ops) >= STEPS
-                         or not self._fits(tensors, words, nargs, mask)):
+        if self.ops and (words[0] != self._n or workgroup != self._workgroup or len(self.ops) >= STEPS):
             self.emit(stream)
+        binding, offsets = self._binding, self._offsets
+        places = []  # per operand (the output first): (tensor, offset, binding or None: new), None: a scalar
+        new = 0
+        for k in range(-1, nargs):  # -1: the output, tensors[0] at words[1]
+            if k >= 0 and mask >> k & 1:
+                places.append(None)
+                continue
+            t, offset = tensors[1 + k], words[2 + k]
+            b = binding.get(id(t))
+            if b is None:
+                new += 1
+                if any(p is not None and p[0] is t and p[1] != offset for p in places):
+                    b = -1
+            elif offsets[b] != offset:
+                b = -1
+            if b == -1:  # one buffer at two offsets: another chain, or (within this dispatch) none
+                if not self.ops:
+                    stream._record_now(pipeline, tensors, push, groups)
+                    return
+                self.emit(stream)
+                return self.add(stream, pipeline, tensors, push, groups, fuse)
+            places.append((t, offset, b))
+        scalars = self._scalars
+        if self.ops and (len(self._tensors) + new > BINDINGS or (
+                mask and len(scalars) + len({words[2 + k] for k in range(nargs) if mask >> k & 1}
+                                            .difference(scalars)) > SCALARS)):
+            self.emit(stream)
+            return self.add(stream, pipeline, tensors, push, groups, fuse)
         if not self.ops:
-            if not self._fits(tensors, words, nargs, mask):  # one buffer at two offsets
-                stream._record_now(pipeline, tensors, push, groups)
-                return
             self._n, self._workgroup, self._groups = words[0], workgroup, groups
         elif groups[0] > self._groups[0]:
             self._groups = groups
         self._vec4 = self._vec4 and vec4
         self.ops.append((pipeline, tensors, push, groups))
-        binding, value = self._binding, self._value
-        step = code
-        for k in range(nargs):
-            if mask >> k & 1:
-                scalars, bits = self._scalars, words[2 + k]
+        value = self._value
+        step = out = code
+        for k in range(-1, nargs):
+            place = places[1 + k]
+            if place is None:  # a scalar operand
+                bits = words[2 + k]
                 if bits not in scalars:
                     scalars.append(bits)
-                reg = _SCALAR_REG + scalars.index(bits)
-            else:
-                t = tensors[1 + k]
-                b = binding.get(id(t))
+                step |= (_SCALAR_REG + scalars.index(bits)) << (4 + 5 * k)
+                continue
+            t, offset, b = place
+            if b is None:
+                b = binding.get(id(t))  # bound by an earlier operand of this dispatch
                 if b is None:
                     b = binding[id(t)] = len(self._tensors)
                     self._tensors.append(t)
-                    self._offsets.append(words[2 + k])
-                reg = value.get(b)
-                if reg is None:
-                    self._loads |= 1 << b
-                    reg = value[b] = _LOAD_REG + b
-            step |= reg << (4 + 5 * k)
-        t = tensors[0]
-        b = binding.get(id(t))
-        if b is None:
-            b = binding[id(t)] = len(self._tensors)
-            self._tensors.append(t)
-            self._offsets.append(words[1])
-        value[b] = self._stores[b] = _STEP_REG + len(self._steps)
-        self._steps.append(step)
-
-    def _fits(self, tensors, words, nargs: int, mask: int) -> bool:
-        """Whether the chain has room for the dispatch's buffers and scalars, each buffer at the
-        one offset the chain (and the dispatch itself) binds it at."""
-        binding, offsets = self._binding, self._offsets
-        new: dict = {}
-        for k in range(-1, nargs):  # -1: the output (tensors[0], words[1])
-            if k >= 0 and mask >> k & 1:
+                    offsets.append(offset)
+            if k < 0:
+                out = b
                 continue
-            t, offset = id(tensors[1 + k]), words[2 + k]
-            b = binding.get(t)
-            if (new.setdefault(t, offset) if b is None else offsets[b]) != offset:
-                return False
-        if len(self._tensors) + len(new) > BINDINGS:
-            return False
-        if mask:
-            fresh = {words[2 + k] for k in range(nargs) if mask >> k & 1}.difference(self._scalars)
-            return len(self._scalars) + len(fresh) <= SCALARS
-        return True
+            reg = value.get(b)
+            if reg is None:
+                self._loads |= 1 << b
+                reg = value[b] = _LOAD_REG + b
+            step |= reg << (4 + 5 * k)
+        value[out] = self._stores[out] = _STEP_REG + len(self._steps)
+        self._steps.append(step)
 
     def touches(self, tensor) -> bool:
         return id(tensor) in self._binding
