@@ -7,6 +7,7 @@ import pytest
 
 import vkbackend as vk
 from vkbackend import runtime
+from vkbackend.primitives import elementwise, recipes
 from vkbackend.runtime import fusion
 
 
@@ -25,8 +26,16 @@ def unfused():
 
 @pytest.fixture(autouse=True)
 def fuse_at_once(monkeypatch):
-    """Chains fused the first time they run (VKBACKEND_FUSION=1), unless a test says otherwise."""
+    """Chains of any length fused the first time they run (VKBACKEND_FUSION=1), unless a test
+    says otherwise; plans and recipes made before or under it forgotten."""
     monkeypatch.setattr(runtime.get().stream.fuser, "after", 1)
+    monkeypatch.setattr(fusion, "MIN_ELEMENTS", 1)
+    elementwise._plan.cache_clear()
+    recipes.clear()
+    yield
+    runtime.get().stream.synchronize()
+    elementwise._plan.cache_clear()
+    recipes.clear()
 
 
 @pytest.fixture
@@ -262,3 +271,16 @@ def test_a_chain_is_fused_once_it_has_run_after_times(rng, monkeypatch, unpoison
         np.testing.assert_array_equal(got, np.sqrt(x * np.float32(scale) + np.float32(9)) - x)
         seen.append((dispatches, chains))
     assert seen == [(4, 0), (4, 0), (1, 1), (1, 1)]
+
+
+def test_small_operations_are_not_deferred(rng, monkeypatch, unpoisoned):
+    """Below MIN_ELEMENTS an operation is recorded at once (the host's cost of deferring it
+    outweighs what fusing saves the GPU there)."""
+    monkeypatch.setattr(fusion, "MIN_ELEMENTS", 4096)
+    elementwise._plan.cache_clear()
+    recipes.clear()
+    small = vk.asarray(rng.standard_normal(4095).astype(np.float32))
+    large = vk.asarray(rng.standard_normal(4096).astype(np.float32))
+    _, d_small, c_small = counts(lambda: (small * 2.0 + 1.0) * small)
+    _, d_large, c_large = counts(lambda: (large * 2.0 + 1.0) * large)
+    assert (d_small, c_small, d_large, c_large) == (3, 0, 1, 1)

@@ -182,8 +182,9 @@ def _plan(op: str, out_dtype, compute_dtype, operands: tuple, aligned: bool, nam
         for s in per_operand:
             tail += s
     kernel = runtime.get().kernel("primitives/elementwise.comp", defines, WG) if n else None
-    # float32 over contiguous operands of the output's length may join a chain (runtime/fusion.py)
-    fusible = rank == 0 and all(d == dtypes.float32 for d in types)
+    # float32 over contiguous operands of the output's length, large enough for the GPU's time to
+    # matter more than the host's, may join a chain (runtime/fusion.py)
+    fusible = rank == 0 and n >= fusion.MIN_ELEMENTS and all(d == dtypes.float32 for d in types)
     fuse = fusion.descriptor(op, tuple(x is None for x in operands), vec4, WG) if fusible else None
     return kernel, out_shape, tail, (grid_groups(n // 4 if vec4 else n, WG),), fuse
 

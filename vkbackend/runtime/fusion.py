@@ -1,7 +1,8 @@
 """Elementwise fusion: consecutive float32 elementwise dispatches run as one kernel.
 
 A dispatch that primitives/elementwise.py marks fusible (its operation and which operands are
-scalars) waits in the stream instead of being recorded; the next ones over arrays of the same
+scalars; at least MIN_ELEMENTS long: deferring costs host time, which only pays where the GPU's
+time per operation outweighs it) waits in the stream instead of being recorded; the next ones over arrays of the same
 length join it, reading what the earlier ones computed from registers instead of memory. Whatever
 else the stream records next (another dispatch, a copy, a fill of a buffer the chain touches, a
 submit) first records the chain: as the dispatches it was made of until the same chain has
@@ -27,6 +28,9 @@ SHADER = "primitives/fused_elementwise.comp"
 OPS = ("add", "subtract", "multiply", "divide", "maximum", "minimum", "negative", "absolute", "square",
        "exp", "log", "sqrt", "tanh", "copy")
 CODES = {name: i + 1 for i, name in enumerate(OPS)}
+# Elements from which an operation joins chains: below, a program of small operations is bound by
+# the host, and deferring costs it more than the fewer dispatches save (tools/bench.py's programs).
+MIN_ELEMENTS = 1 << 20
 STEPS = 8       # operations a chain holds
 BINDINGS = 8    # buffers it binds
 SCALARS = 8     # scalar operands it pushes
