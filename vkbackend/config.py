@@ -122,29 +122,22 @@ DEVICE_FEATURES = ("storageBuffer16BitAccess", "shaderFloat16", "shaderInt8", "s
 _SIZE = "a size in bytes such as 268435456, 512M or 2G"
 
 
+def _integer_or_off(lo: int, hi: int, allowed: str):
+    """An integer in lo..hi, or False for "off"."""
+    def parse(text: str):
+        if text.lower() == "off":
+            return False
+        try:
+            return _integer(lo, hi)(text)
+        except ValueError:
+            raise ValueError(f"expected {allowed}") from None
+    return parse
+
+
 _EAGER = "an integer from 0 to 10000000 (microseconds), or off"
-
-
-def _eager(text: str):
-    """VKBACKEND_EAGER_US: microseconds (int), or False for off."""
-    if text.lower() == "off":
-        return False
-    try:
-        return _integer(0, 10**7)(text)
-    except ValueError:
-        raise ValueError(f"expected {_EAGER}") from None
-
+_eager = _integer_or_off(0, 10**7, _EAGER)  # VKBACKEND_EAGER_US
 _FUSION = "an integer from 1 to 1000000, or off"
-
-
-def _fusion(text: str):
-    """VKBACKEND_FUSION: runs before a chain is fused (int), or False for off."""
-    if text.lower() == "off":
-        return False
-    try:
-        return _integer(1, 10**6)(text)
-    except ValueError:
-        raise ValueError(f"expected {_FUSION}") from None
+_fusion = _integer_or_off(1, 10**6, _FUSION)  # VKBACKEND_FUSION: runs before a chain is fused
 
 
 VARIABLES = {v.name: v for v in (
