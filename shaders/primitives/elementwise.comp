@@ -163,10 +163,16 @@ int64_t widen_s64(int v) { return packInt2x32(ivec2(v, v >> 31)); }
 #endif
 
 #ifdef OUT_HALF
+// numpy's float16 maximum and minimum keep x1 where x1 == x2, +0 and -0 included; nextafter gives
+// x2 there (the standard's special cases; numpy 2.5, where 2.4's float16 loop kept x1). The zeros
+// told apart by their bits: without SignedZeroInfNanPreserve a compiler may treat them as one
+// value and answer a float comparison's tie with either operand.
+bool zero_pair(float x, float y) { return ((floatBitsToUint(x) | floatBitsToUint(y)) << 1) == 0u; }
+
 // nextafter on float16 values (held exactly in floats): their bit patterns stepped by one.
 float half_nextafter(float x, float y) {
     if (isnan(x) || isnan(y)) return x + y;
-    if (x == y) return x;  // numpy's float16 loop keeps x1 (nextafter(0, -0) is 0; float32's is -0)
+    if (zero_pair(x, y) || x == y) return y;  // nextafter(0, -0) is -0
     if (x == 0.0) return uintBitsToFloat((floatBitsToUint(y) & 0x80000000u) | 0x33800000u);  // +-2**-24
     uint h = packHalf2x16(vec2(x, 0.0));
     h = (x < y) == (x > 0.0) ? h + 1u : h - 1u;
@@ -184,11 +190,11 @@ T_OUT apply_op(T x, T y, T z) {
 #elif defined(OP_divide)
     return T_OUT(np_divide(x, y));
 #elif defined(OP_maximum) && defined(OUT_HALF)  // numpy's float16 loops: x1 where equal (+0 and -0)
-    return (x >= y || isnan(x)) ? x : y;
+    return (zero_pair(x, y) || x >= y || isnan(x)) ? x : y;
 #elif defined(OP_maximum)
     return T_OUT(np_max(x, y));
 #elif defined(OP_minimum) && defined(OUT_HALF)
-    return (x <= y || isnan(x)) ? x : y;
+    return (zero_pair(x, y) || x <= y || isnan(x)) ? x : y;
 #elif defined(OP_minimum)
     return T_OUT(np_min(x, y));
 #elif defined(OP_equal)
