@@ -22,6 +22,8 @@ def cases(quick: bool) -> list:
     return [{"name": "logistic regression 1000x100", "program": "logreg"},
             {"name": "MLP step 256: 256-512-256", "program": "mlp"},
             {"name": "(a*2+1)^2 sum over 400 arrays 1k-200k", "program": "many_sizes"},
+            {"name": f"Adam step over {'1M' if quick else '16M'} parameters", "program": "adam",
+             "params": 1 << 20 if quick else 1 << 24},
             {"name": "host: record x + 1.0 (per op)", "program": "record"},
             {"name": "floor: submit + wait of a barrier", "program": "floor"},
             {"name": "upload 256 MiB float32 (host array -> device)", "program": "upload", "mib": 16 if quick else 256},
@@ -89,6 +91,21 @@ def _mlp_step(xp, x, y, w1, w2, lr=0.01):
     return w1 - lr * dw1, w2 - lr * dw2, loss
 
 
+def _adam_data(n: int):
+    import numpy as np
+    rng = np.random.default_rng(3)
+    return (rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32) * 0.01)
+
+
+def _adam_step(xp, w, m, v, g, lr=1e-3, b1=0.9, b2=0.999, eps=1e-8):
+    """Adam's update without bias correction: twelve elementwise operations over the parameters
+    (torch runs each as a kernel; vkbackend fuses them)."""
+    m = b1 * m + (1 - b1) * g
+    v = b2 * v + (1 - b2) * (g * g)
+    w = w - lr * m / (xp.sqrt(v) + eps)
+    return w, m, v
+
+
 def _sizes():
     import numpy as np
     return np.random.default_rng(2).integers(1000, 200_001, 400)
@@ -104,7 +121,8 @@ class _VK:
         import vkbackend as vk
         self.vk = vk
         self.matmul, self.exp, self.log, self.mean = vk.matmul, vk.exp, vk.log, vk.mean
-        self.maximum, self.where, self.sum = vk.maximum, vk.where, vk.sum
+        self.maximum, self.where, self.sum, self.sqrt = vk.maximum, vk.where, vk.sum, vk.sqrt
+        self.zeros = lambda n: vk.zeros(n, dtype=vk.float32)
         self.matmul_t = lambda a, b: vk.gemm(a, b, trans_a=True)
         self.matmul_tb = lambda a, b: vk.gemm(a, b, trans_b=True)
         self.asarray = vk.asarray
@@ -120,7 +138,8 @@ class _Torch:
         self.torch = torch
         self.matmul, self.exp, self.log, self.mean = torch.matmul, torch.exp, torch.log, torch.mean
         self.maximum = lambda a, s: torch.clamp_min(a, s)
-        self.where, self.sum = torch.where, torch.sum
+        self.where, self.sum, self.sqrt = torch.where, torch.sum, torch.sqrt
+        self.zeros = lambda n: torch.zeros(n, device="cuda")
         self.matmul_t = lambda a, b: a.T @ b
         self.matmul_tb = lambda a, b: a @ b.T
         self.asarray = lambda x: torch.as_tensor(x, device="cuda")
@@ -178,6 +197,15 @@ def _run(xp, case: dict, counter=lambda: 0) -> dict:
             return (i + 1) % len(arrays), xp.read(_many_sizes_step(xp, arrays[i]))
         res, _, _ = _timed(step, 0, warm=len(arrays), counter=counter)  # a first pass over every size
         return res
+    if prog == "adam":  # the parameters' first element read back each step, as a loop reads its loss
+        w, g = _adam_data(case["params"])
+        gd = xp.asarray(g)
+
+        def step(state):
+            w, m, v = _adam_step(xp, *state, gd)
+            return (w, m, v), xp.read(w[0])
+        res, _, _ = _timed(step, (xp.asarray(w), xp.zeros(w.size), xp.zeros(w.size)), counter=counter)
+        return res
     raise ValueError(prog)
 
 
@@ -186,7 +214,8 @@ class _NumPy:
     def __init__(self):
         import numpy as np
         self.matmul, self.exp, self.log, self.mean = np.matmul, np.exp, np.log, np.mean
-        self.maximum, self.where, self.sum = np.maximum, np.where, np.sum
+        self.maximum, self.where, self.sum, self.sqrt = np.maximum, np.where, np.sum, np.sqrt
+        self.zeros = lambda n: np.zeros(n)
         self.matmul_t = lambda a, b: a.T @ b
         self.matmul_tb = lambda a, b: a @ b.T
         self.asarray = lambda x: np.asarray(x, np.float64)
@@ -212,6 +241,12 @@ def _replay(xp, prog: str, steps: int = 5) -> list:
         for _ in range(steps):
             w1, w2, loss = _mlp_step(xp, xd, yd, w1, w2)
             out.append(xp.read(loss))
+    elif prog == "adam":
+        w, g = _adam_data(1 << 20)
+        w, g, m, v = xp.asarray(w), xp.asarray(g), xp.zeros(w.size), xp.zeros(w.size)
+        for _ in range(steps):
+            w, m, v = _adam_step(xp, w, m, v, g)
+            out.append(xp.read(w[12345]))
     else:
         for n in _sizes()[:steps]:
             out.append(xp.read(_many_sizes_step(xp, xp.asarray(np.linspace(-1, 1, n, dtype=np.float32)))))
