@@ -10,7 +10,8 @@
 // branches on them fold away and the register file becomes plain values. Each step can be any
 // operation below, so each inlines all of them before they fold: the set is small (lavapipe's
 // compile time grows with it and with the steps).
-// Registers: 0..7 the bindings' elements (read where LOADS says), 8..15 the scalars in push
+// Registers: 0..7 the bindings' elements (read where LOADS says; the one element of a binding
+// UNIFORM marks, broadcast, which the chain never writes), 8..15 the scalars in push
 // constants, 16 + k the result of step k. STEP<k>: code | a << 4 | b << 9, the registers of its
 // operands; codes as fusion.py's OPS. STORE<b>: the register stored into binding b (0: none).
 // Every result is `precise`: no multiply-add contracted across steps, so each step rounds as the
@@ -35,6 +36,7 @@ layout(constant_id = 17) const uint STEP4 = 0u;
 layout(constant_id = 18) const uint STEP5 = 0u;
 layout(constant_id = 19) const uint STEP6 = 0u;
 layout(constant_id = 20) const uint STEP7 = 0u;
+layout(constant_id = 21) const uint UNIFORM = 0u;  // bit b: binding b is one element, read by every thread
 
 layout(push_constant) uniform Push { uint n; uint off[8]; uint scalar[8]; } p;
 
@@ -78,9 +80,10 @@ void run(inout float r[24]) {
     STEP(0) STEP(1) STEP(2) STEP(3) STEP(4) STEP(5) STEP(6) STEP(7)
 }
 
-#define READ(k) if ((LOADS & (1u << k)) != 0u) r[k] = b##k[p.off[k] + i];
+#define ONE(k) ((UNIFORM & (1u << k)) != 0u)
+#define READ(k) if ((LOADS & (1u << k)) != 0u) r[k] = b##k[p.off[k] + (ONE(k) ? 0u : i)];
 #define WRITE(k) if (STORE##k != 0u) b##k[p.off[k] + i] = r[STORE##k];
-#define READ4(k) if ((LOADS & (1u << k)) != 0u) in4[k] = v##k[p.off[k] / 4u + j];
+#define READ4(k) if ((LOADS & (1u << k)) != 0u) in4[k] = ONE(k) ? vec4(b##k[p.off[k]]) : v##k[p.off[k] / 4u + j];
 #define KEEP(k) if (STORE##k != 0u) out4[k][c] = r[STORE##k];
 #define WRITE4(k) if (STORE##k != 0u) v##k[p.off[k] / 4u + j] = out4[k];
 

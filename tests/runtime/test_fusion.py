@@ -284,3 +284,36 @@ def test_small_operations_are_not_deferred(rng, monkeypatch, unpoisoned):
     _, d_small, c_small = counts(lambda: (small * 2.0 + 1.0) * small)
     _, d_large, c_large = counts(lambda: (large * 2.0 + 1.0) * large)
     assert (d_small, c_small, d_large, c_large) == (3, 0, 1, 1)
+
+
+@pytest.mark.parametrize("n", [4096, 4099])
+def test_one_element_operands_broadcast_in_a_chain(rng, n, unpoisoned):
+    """(x - mean) / std with the 0-d results of reductions: one kernel, the one-element arrays
+    read by every thread, bit for bit the unfused result, and numpy's within float32 rounding."""
+    x = rng.standard_normal(n).astype(np.float32) * 3 + 1
+    a = vk.asarray(x)
+    m, s = vk.mean(a), vk.std(a)
+
+    def f():
+        return (a - m) / s * 2.0 + m
+    got, dispatches, chains = counts(f)
+    assert (dispatches, chains) == (1, 1)
+    with unfused():
+        plain, _, _ = counts(f)
+    same_bits(got, plain)
+    m0, s0 = m.numpy().astype(np.float64), s.numpy().astype(np.float64)
+    np.testing.assert_allclose(got, (x - m0) / s0 * 2 + m0, rtol=1e-6, atol=1e-6)
+
+
+def test_one_element_views_of_a_chains_own_buffers(rng):
+    """A buffer the chain reads whole or writes cannot also be its one-element operand: the chain
+    is recorded first, and a dispatch that binds one buffer both ways runs alone."""
+    x = rng.standard_normal(3000).astype(np.float32)
+    a = vk.asarray(x)
+    np.testing.assert_array_equal((a + a[:1]).numpy(), x + x[0])
+    t = a * 2.0
+    u = t + t[3:4]
+    w = u * a[5:6]
+    t2 = x * np.float32(2)
+    np.testing.assert_array_equal(w.numpy(), (t2 + t2[3]) * x[5])
+    np.testing.assert_array_equal(t.numpy(), t2)

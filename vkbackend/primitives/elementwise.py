@@ -182,10 +182,14 @@ def _plan(op: str, out_dtype, compute_dtype, operands: tuple, aligned: bool, nam
         for s in per_operand:
             tail += s
     kernel = runtime.get().kernel("primitives/elementwise.comp", defines, WG) if n else None
-    # float32 over contiguous operands of the output's length, large enough for the GPU's time to
-    # matter more than the host's, may join a chain (runtime/fusion.py)
-    fusible = rank == 0 and n >= fusion.MIN_ELEMENTS and all(d == dtypes.float32 for d in types)
-    fuse = fusion.descriptor(op, tuple(x is None for x in operands), vec4, WG) if fusible else None
+    # float32 over operands of the output's length or of one element, large enough for the GPU's
+    # time to matter more than the host's, may join a chain (runtime/fusion.py)
+    fuse = None
+    if n >= fusion.MIN_ELEMENTS and all(d == dtypes.float32 for d in types):
+        kinds = tuple("s" if x is None else "a" if math.prod(x[0]) == n else "u" if math.prod(x[0]) == 1 else None
+                      for x in operands)
+        if None not in kinds:
+            fuse = fusion.descriptor(op, kinds, aligned and n % 4 == 0, WG)
     return kernel, out_shape, tail, (grid_groups(n // 4 if vec4 else n, WG),), fuse
 
 

@@ -40,15 +40,18 @@ _PUSH = struct.Struct(f"={1 + BINDINGS + SCALARS}I")
 _HEADS = [struct.Struct(f"={2 + k}I") for k in range(4)]  # n, out offset, each operand's head
 
 
-def descriptor(op: str, scalars: tuple, vec4: bool, workgroup: int):
-    """What a fusible elementwise dispatch tells the stream: (code, operands, scalar bit mask, vec4,
-    workgroup size); None where `op` has no code here. Its push words start n, the output's
-    offset, then each operand's offset (an array) or float32 bits (a scalar)."""
+def descriptor(op: str, kinds: tuple, vec4: bool, workgroup: int):
+    """What a fusible elementwise dispatch tells the stream: (code, operands, scalar bit mask,
+    one-element bit mask, vec4, workgroup size); None where `op` has no code here. `kinds`: per
+    operand "a" (an array of the output's length), "u" (of one element, broadcast) or "s" (a
+    scalar). Its push words start n, the output's offset, then each operand's offset (an array)
+    or float32 bits (a scalar)."""
     code = CODES.get(op)
-    if code is None or len(scalars) > 2:
+    if code is None or len(kinds) > 2:
         return None
-    mask = sum(1 << k for k, s in enumerate(scalars) if s)
-    return (code, len(scalars), mask, vec4, workgroup)
+    scalars = sum(1 << k for k, kind in enumerate(kinds) if kind == "s")
+    uniform = sum(1 << k for k, kind in enumerate(kinds) if kind == "u")
+    return (code, len(kinds), scalars, uniform, vec4, workgroup)
 
 
 class Fuser:
@@ -73,6 +76,7 @@ class Fuser:
         self._binding: dict = {}   # id(tensor) -> binding
         self._value: dict = {}     # binding -> register holding its newest value
         self._loads = 0            # bit b: binding b is read from memory
+        self._uniform = 0          # bit b: binding b is one element, read by every thread
         self._stores: dict = {}    # binding -> register to store (results whose array lives)
         self._scalars: list = []
         self._steps: list = []
@@ -80,32 +84,35 @@ class Fuser:
     def add(self, stream, pipeline, tensors: list, push: bytes, groups, fuse) -> None:
         """Defer a dispatch that fusion.descriptor described (`fuse`), recording the waiting
         chain first where it cannot join it. On every elementwise operation's path: one pass."""
-        code, nargs, mask, vec4, workgroup = fuse
+        code, nargs, mask, uniform, vec4, workgroup = fuse
         words = _HEADS[nargs].unpack_from(push)
         if self.ops and (words[0] != self._n or workgroup != self._workgroup or len(self.ops) >= STEPS):
             self.emit(stream)
-        binding, offsets = self._binding, self._offsets
-        places = []  # per operand (the output first): (tensor, offset, binding or None: new), None: a scalar
+        binding, offsets, uniforms = self._binding, self._offsets, self._uniform
+        places = []  # per operand (the output first): (tensor, offset, binding or None: new, one element), None: a scalar
         new = 0
         for k in range(-1, nargs):  # -1: the output, tensors[0] at words[1]
             if k >= 0 and mask >> k & 1:
                 places.append(None)
                 continue
-            t, offset = tensors[1 + k], words[2 + k]
+            t, offset, one = tensors[1 + k], words[2 + k], k >= 0 and uniform >> k & 1
             b = binding.get(id(t))
             if b is None:
                 new += 1
-                if any(p is not None and p[0] is t and p[1] != offset for p in places):
+                if any(p is not None and p[0] is t and (p[1] != offset or p[3] != one or one and k < 0)
+                       for p in places):
                     b = -1
-            elif offsets[b] != offset:
+            elif offsets[b] != offset or (uniforms >> b & 1) != one or (one and b in self._stores) or (
+                    k < 0 and uniforms >> b & 1):
                 b = -1
-            if b == -1:  # one buffer at two offsets: another chain, or (within this dispatch) none
+            if b == -1:  # one buffer at two offsets or two ways (one element read by every thread,
+                # or written by the chain): another chain, or (within this dispatch) none
                 if not self.ops:
                     stream._record_now(pipeline, tensors, push, groups)
                     return
                 self.emit(stream)
                 return self.add(stream, pipeline, tensors, push, groups, fuse)
-            places.append((t, offset, b))
+            places.append((t, offset, b, one))
         scalars = self._scalars
         if self.ops and (len(self._tensors) + new > BINDINGS or (
                 mask and len(scalars) + len({words[2 + k] for k in range(nargs) if mask >> k & 1}
@@ -128,13 +135,15 @@ class Fuser:
                     scalars.append(bits)
                 step |= (_SCALAR_REG + scalars.index(bits)) << (4 + 5 * k)
                 continue
-            t, offset, b = place
+            t, offset, b, one = place
             if b is None:
                 b = binding.get(id(t))  # bound by an earlier operand of this dispatch
                 if b is None:
                     b = binding[id(t)] = len(self._tensors)
                     self._tensors.append(t)
                     offsets.append(offset)
+                    if one:
+                        self._uniform |= 1 << b
             if k < 0:
                 out = b
                 continue
@@ -167,8 +176,8 @@ class Fuser:
         pipe = None
         if len(ops) > 1:
             steps = self._steps
-            spec = (len(steps), int(self._vec4), self._loads,
-                    *[stores.get(b, 0) for b in range(BINDINGS)], *steps, *[0] * (STEPS - len(steps)))
+            spec = (len(steps), int(self._vec4), self._loads, *[stores.get(b, 0) for b in range(BINDINGS)],
+                    *steps, *[0] * (STEPS - len(steps)), self._uniform)
             pipe = self._pipes.get(spec)
             if pipe is None:
                 seen = self._seen[spec] = self._seen.get(spec, 0) + 1
