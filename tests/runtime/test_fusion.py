@@ -317,3 +317,23 @@ def test_one_element_views_of_a_chains_own_buffers(rng):
     t2 = x * np.float32(2)
     np.testing.assert_array_equal(w.numpy(), (t2 + t2[3]) * x[5])
     np.testing.assert_array_equal(t.numpy(), t2)
+
+
+def test_a_chain_that_cannot_be_fused_runs_unfused(rng, monkeypatch, unpoisoned):
+    """A pipeline that cannot be made (a driver's or compiler's failure) costs the fusion, not
+    the result: a warning, the operations one dispatch each, and no second attempt."""
+    fuser = runtime.get().stream.fuser
+
+    def broken(spec):
+        raise RuntimeError("vk::Device::createComputePipelines: ErrorOutOfDeviceMemory")
+    monkeypatch.setattr(fuser, "_pipeline", broken)
+    x = rng.standard_normal(5000).astype(np.float32)
+    a = vk.asarray(x)
+    f0 = vk.stats()["fusion_failures"]
+    with pytest.warns(RuntimeWarning, match="could not be fused"):
+        got, dispatches, chains = counts(lambda: vk.exp(a * 0.25) - a / 3.0)
+    assert (dispatches, chains, vk.stats()["fusion_failures"] - f0) == (4, 0, 1)
+    again, dispatches, chains = counts(lambda: vk.exp(a * 0.25) - a / 3.0)
+    assert (dispatches, chains, vk.stats()["fusion_failures"] - f0) == (4, 0, 1)
+    same_bits(got, again)
+    np.testing.assert_allclose(got, np.exp(x.astype(np.float64) * 0.25) - x / 3.0, rtol=1e-6, atol=1e-6)

@@ -69,7 +69,8 @@ class Runtime:
 
     def stats(self) -> dict:
         s = dict(self.stream.stats)
-        s.update(self.stream.fuser.stats if self.stream.fuser else {"fused_dispatches": 0, "fused_ops": 0})
+        s.update(self.stream.fuser.stats if self.stream.fuser else
+                 {"fused_dispatches": 0, "fused_ops": 0, "fusion_failures": 0})
         s.update({f"pipeline_{k}": v for k, v in self.pipelines.stats.items()})
         s["pipelines_created"] = s.pop("pipeline_created")
         s["pipelines_cached"] = len(self.pipelines)

@@ -20,6 +20,7 @@ offsets, or of another length, ends the chain first.
 from __future__ import annotations
 
 import struct
+import warnings
 
 SHADER = "primitives/fused_elementwise.comp"
 # The shader's operation codes (its switch) are 1 + the position here: the operations elementwise
@@ -36,6 +37,7 @@ BINDINGS = 8    # buffers it binds
 SCALARS = 8     # scalar operands it pushes
 SEEN = 4096     # chains counted before being fused (forgotten past it)
 _LOAD_REG, _SCALAR_REG, _STEP_REG = 0, 8, 16  # the shader's register file
+_UNFUSABLE = object()  # a chain whose pipeline could not be made: recorded unfused from then on
 _PUSH = struct.Struct(f"={1 + BINDINGS + SCALARS}I")
 _HEADS = [struct.Struct(f"={2 + k}I") for k in range(4)]  # n, out offset, each operand's head
 
@@ -62,7 +64,7 @@ class Fuser:
         self.after = after
         self._pipes: dict = {}  # specialization constants -> pipeline
         self._seen: dict = {}   # specialization constants -> times run unfused
-        self.stats = {"fused_dispatches": 0, "fused_ops": 0}
+        self.stats = {"fused_dispatches": 0, "fused_ops": 0, "fusion_failures": 0}
         self._clear()
 
     def _clear(self) -> None:
@@ -179,11 +181,20 @@ class Fuser:
             spec = (len(steps), int(self._vec4), self._loads, *[stores.get(b, 0) for b in range(BINDINGS)],
                     *steps, *[0] * (STEPS - len(steps)), self._uniform)
             pipe = self._pipes.get(spec)
-            if pipe is None:
+            if pipe is _UNFUSABLE:
+                pipe = None
+            elif pipe is None:
                 seen = self._seen[spec] = self._seen.get(spec, 0) + 1
                 if seen >= self.after:
-                    pipe = self._pipes[spec] = self._pipeline(spec)
                     del self._seen[spec]
+                    try:
+                        pipe = self._pipeline(spec)
+                    except Exception as e:  # noqa: BLE001 - a driver or compiler failure: never fused
+                        pipe = None
+                        self.stats["fusion_failures"] += 1
+                        warnings.warn(f"vkbackend: an elementwise chain could not be fused ({e}); its "
+                                      "operations run one dispatch each", RuntimeWarning, stacklevel=2)
+                    self._pipes[spec] = _UNFUSABLE if pipe is None else pipe
                 elif len(self._seen) > SEEN:
                     self._seen.clear()
         if pipe is None:  # as recorded, one dispatch each (every result stored)
