@@ -80,7 +80,10 @@ def test_binary(rng, n):
     x, y = halves(rng, n), halves(rng, n)[::-1].copy()
     a, b = vk.asarray(x), vk.asarray(y)
     for name in EXACT2:
-        same(getattr(vk, name)(a, b), getattr(np, name)(x, y))
+        want = getattr(np, name)(x, y)
+        if name == "nextafter":  # x2 on a tie (the standard; numpy 2.5), where numpy 2.4 gives x1
+            want = np.where(x == y, y, want)
+        same(getattr(vk, name)(a, b), want)
     for name in ULP2:
         within_ulp(getattr(vk, name)(a, b), getattr(np, name)(x, y))
     finite = np.isfinite(x) & np.isfinite(y) & (y != 0)  # numpy's inf // y is NaN, the standard's inf
