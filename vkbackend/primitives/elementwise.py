@@ -186,8 +186,8 @@ def _plan(op: str, out_dtype, compute_dtype, operands: tuple, aligned: bool, nam
     # time to matter more than the host's, may join a chain (runtime/fusion.py)
     fuse = None
     if n >= fusion.MIN_ELEMENTS and all(d == dtypes.float32 for d in types):
-        kinds = tuple("s" if x is None else "a" if math.prod(x[0]) == n else "u" if math.prod(x[0]) == 1 else None
-                      for x in operands)
+        kind = {1: "u", n: "a"}  # an operand of the output's length is whole, even of one element
+        kinds = tuple("s" if x is None else kind.get(math.prod(x[0])) for x in operands)
         if None not in kinds:
             fuse = fusion.descriptor(op, kinds, aligned and n % 4 == 0, WG)
     return kernel, out_shape, tail, (grid_groups(n // 4 if vec4 else n, WG),), fuse

@@ -8,7 +8,7 @@ import threading
 import warnings
 
 from .. import config
-from . import compiler
+from . import compiler, fusion
 from .devices import SM_BUILTINS, Device, open_device
 from .fusion import Fuser
 from .kernel import Kernel, PipelineCache
@@ -69,8 +69,7 @@ class Runtime:
 
     def stats(self) -> dict:
         s = dict(self.stream.stats)
-        s.update(self.stream.fuser.stats if self.stream.fuser else
-                 {"fused_dispatches": 0, "fused_ops": 0, "fusion_failures": 0})
+        s.update(self.stream.fuser.stats if self.stream.fuser else dict.fromkeys(fusion.STATS, 0))
         s.update({f"pipeline_{k}": v for k, v in self.pipelines.stats.items()})
         s["pipelines_created"] = s.pop("pipeline_created")
         s["pipelines_cached"] = len(self.pipelines)

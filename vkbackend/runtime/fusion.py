@@ -1,9 +1,10 @@
 """Elementwise fusion: consecutive float32 elementwise dispatches run as one kernel.
 
 A dispatch that primitives/elementwise.py marks fusible (its operation and which operands are
-scalars; at least MIN_ELEMENTS long: deferring costs host time, which only pays where the GPU's
-time per operation outweighs it) waits in the stream instead of being recorded; the next ones over arrays of the same
-length join it, reading what the earlier ones computed from registers instead of memory. Whatever
+scalars or one element; at least MIN_ELEMENTS long: deferring costs host time, which only pays
+where the GPU's time per operation outweighs it) waits in the stream instead of being recorded;
+the next ones over arrays of the same length join it, reading what the earlier ones computed from
+registers instead of memory. Whatever
 else the stream records next (another dispatch, a copy, a fill of a buffer the chain touches, a
 submit) first records the chain: as the dispatches it was made of until the same chain has
 come `after` times (VKBACKEND_FUSION: a program's loop repeats its chains, a test suite's one-off
@@ -36,6 +37,7 @@ STEPS = 8       # operations a chain holds
 BINDINGS = 8    # buffers it binds
 SCALARS = 8     # scalar operands it pushes
 SEEN = 4096     # chains counted before being fused (forgotten past it)
+STATS = ("fused_dispatches", "fused_ops", "fusion_failures")  # vk.stats() keys
 _LOAD_REG, _SCALAR_REG, _STEP_REG = 0, 8, 16  # the shader's register file
 _UNFUSABLE = object()  # a chain whose pipeline could not be made: recorded unfused from then on
 _PUSH = struct.Struct(f"={1 + BINDINGS + SCALARS}I")
@@ -64,7 +66,7 @@ class Fuser:
         self.after = after
         self._pipes: dict = {}  # specialization constants -> pipeline
         self._seen: dict = {}   # specialization constants -> times run unfused
-        self.stats = {"fused_dispatches": 0, "fused_ops": 0, "fusion_failures": 0}
+        self.stats = dict.fromkeys(STATS, 0)
         self._clear()
 
     def _clear(self) -> None:
@@ -101,14 +103,14 @@ class Fuser:
             b = binding.get(id(t))
             if b is None:
                 new += 1
-                if any(p is not None and p[0] is t and (p[1] != offset or p[3] != one or one and k < 0)
-                       for p in places):
+                if any(p is not None and p[0] is t and (p[1] != offset or p[3] != one) for p in places):
                     b = -1
-            elif offsets[b] != offset or (uniforms >> b & 1) != one or (one and b in self._stores) or (
-                    k < 0 and uniforms >> b & 1):
+            elif offsets[b] != offset or (uniforms >> b & 1) != one:
                 b = -1
-            if b == -1:  # one buffer at two offsets or two ways (one element read by every thread,
-                # or written by the chain): another chain, or (within this dispatch) none
+            # b == -1: one buffer at two offsets, or both whole and as one element (read by every
+            # thread, so never written: the output is never one element): another chain, or
+            # (within this dispatch) none
+            if b == -1:
                 if not self.ops:
                     stream._record_now(pipeline, tensors, push, groups)
                     return
