@@ -33,11 +33,16 @@ uint from_bits_uint(uint w) { return w; }
 // (ulps against float64, over the whole float32 range) is in tests/primitives/test_elementwise_accuracy.py.
 
 // The built-ins used only as first guesses, and fma. VK_TEST_INEXACT_BUILTINS (tests) makes them
-// worse than Vulkan allows (quotients and roots 4 ulps off, fma a separate multiply and add) to
-// show on lavapipe, whose built-ins are exact, that no result depends on them.
+// worse than Vulkan allows (quotients and roots 4-8 ulps off, up or down by the operands' last
+// bits; fma a separate multiply and add) to show on lavapipe, whose built-ins are exact, that no
+// result depends on them.
 #ifdef VK_TEST_INEXACT_BUILTINS
-float div_guess_(float a, float b) { precise float q = a / b; precise float r = q * 1.00000024; return r; }
-float sqrt_guess_(float x) { precise float s = sqrt(x); precise float r = s * 0.99999976; return r; }
+float inexact_(float v, float by) {
+    precise float r = v * (((floatBitsToUint(by) & 1u) != 0u) ? 1.00000048 : 0.99999952);
+    return r;
+}
+float div_guess_(float a, float b) { precise float q = a / b; return inexact_(q, a + b); }
+float sqrt_guess_(float x) { precise float s = sqrt(x); return inexact_(s, x); }
 float fma_(float a, float b, float c) { precise float p = a * b; precise float r = p + c; return r; }
 #define DIV_GUESS(a, b) div_guess_(a, b)
 #define SQRT_GUESS(x) sqrt_guess_(x)
@@ -151,8 +156,12 @@ float np_divide(float a, float b) {
     if (e > 104) return copysign_(INF, sgn);
     uint q = uint(DIV_GUESS(float(ma) * float(1u << k), float(mb)));
     int r = int((ma << k) - q * mb);  // small, so the low 32 bits hold it
-    // the guess may be a few units off
-    REPEAT8(if (r < 0) { q -= 1u; r += int(mb); } if (r >= int(mb)) { q += 1u; r -= int(mb); })
+    // The guess may be a few units off: one correction step by the remainder's quotient, which
+    // leaves q at most one unit off (the step's own error is ~1e-6 units), then that unit.
+    int dq = int(floor(DIV_GUESS(float(r), float(mb))));
+    q += uint(dq);
+    r -= dq * int(mb);
+    if (r < 0) { q -= 1u; r += int(mb); } else if (r >= int(mb)) { q += 1u; r -= int(mb); }
     // round to nearest even, dropping sh bits more where the result is subnormal
     int sh = max(-149 - e, 0);
     if (sh > 25) return copysign_(0.0, sgn);
@@ -179,8 +188,11 @@ float np_sqrt(float x) {
     // D = N - y^2 (it is small: the low 32 bits hold it); y is right when y^2 - y < N <= y^2 + y
     uint nlo = m << s;
     int d = int(nlo - y * y);
-    // the guess may be a few units off
-    REPEAT8(if (d > int(y)) { d -= int(2u * y + 1u); y += 1u; } if (d <= -int(y)) { y -= 1u; d += int(2u * y + 1u); })
+    // The guess may be a few units off: one Newton step (y + D / 2y, rounded) leaves it at most
+    // one unit off, then that unit.
+    y = uint(int(y) + int(round(DIV_GUESS(float(d), 2.0 * float(y)))));
+    d = int(nlo - y * y);
+    if (d > int(y)) { d -= int(2u * y + 1u); y += 1u; } else if (d <= -int(y)) { y -= 1u; d += int(2u * y + 1u); }
     return scale2(float(y), (e - s) / 2);
 }
 
