@@ -158,9 +158,11 @@ dvec2 dd_norm(double hi, double lo) {  // |hi| >= |lo| (or hi == 0)
     precise double e = lo - (s - hi);
     return dvec2(s, e);
 }
-dvec2 dd_add(dvec2 a, dvec2 b) {
-    dvec2 s = red_two_sum(a.x, b.x);
-    precise double lo = (a.y + b.y) + s.y;
+// a - b, written out: as a + (-b) NVIDIA's driver (580.159, H200) dropped the low half of the
+// negated double-double (b from dd_mul), and var of 64-bit integers lost the precision it exists for.
+dvec2 dd_sub(dvec2 a, dvec2 b) {
+    dvec2 s = red_two_sum(a.x, -b.x);
+    precise double lo = (a.y - b.y) + s.y;
     return dd_norm(s.x, lo);
 }
 dvec2 dd_mul(dvec2 a, dvec2 b) {
@@ -297,7 +299,7 @@ double dev_finish(S s) {
     if (s.n > 0u) {
         dvec2 s1 = red_two_sum(ldexp(s.s1.x, -k), ldexp(s.s1.y, -k));
         dvec2 s2 = red_two_sum(ldexp(s.s2.x, -2 * k), ldexp(s.s2.y, -2 * k));
-        m2 = dd_add(s2, -dd_mul(dd_div(s1, n), s1));
+        m2 = dd_sub(s2, dd_mul(dd_div(s1, n), s1));
         if (!(m2.x > 0.0)) m2 = dvec2(0.0);  // rounding below an exact 0, and -0.0
     }
     double den = n - double(p.den);
