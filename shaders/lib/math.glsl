@@ -362,9 +362,26 @@ vec2 log_df2(vec2 a) {
 // numpy's specials for the logarithms: NaN, negative -> NaN, +-0 -> -inf, +inf -> +inf.
 #define LOG_SPECIALS(x) \
     if (!(x > 0.0) || isinf(x)) return (x == 0.0) ? -INF : ((x > 0.0 || isnan(x)) ? x : NAN)
+// log(x) as log_df, but past 2s (s as a double-float) in plain float: those terms are below 1% of
+// 2s, so their roundings are ~2^-30 of the result (every float32 checked: 0.5x ulp), in half the work.
 float np_log(float x) {
     LOG_SPECIALS(x);
-    return log_df(x).x;
+    int k;
+    precise float f = log_reduce(x, k) - 1.0;  // exact
+    vec2 d = fast_two_sum(2.0, f);
+    float sh = DIV_GUESS(f, d.x);
+    vec2 p = two_prod(sh, d.x);
+    precise float sl = DIV_GUESS(((f - p.x) - p.y) - sh * d.y, d.x);
+    float s1 = sh + sl;  // s to a float's accuracy (sh alone is the built-in's guess)
+    float z = s1 * s1;
+    // 2 atanh(s) - 2s = s^3 (2/3 + 2/5 s^2 + ... + 2/13 s^10), |s| < 0.172
+    float t = s1 * z * FMA(FMA(FMA(FMA(FMA(0.15384615, z, 0.18181818), z, 0.22222222), z, 0.28571429), z, 0.4), z,
+                           0.6666666865348816);
+    float fk = float(k);
+    vec2 a = two_sum(fk * LN2_H, 2.0 * sh);
+    precise float lo = a.y + ((2.0 * sl + t) + fk * LN2_L);
+    precise float r = a.x + lo;
+    return r;
 }
 // log2(x) as a double-float, finite x > 0.
 vec2 log2_df(float x) {
