@@ -705,19 +705,36 @@ float np_cosh(float x) {
     vec2 s = df_add(p, df_div(vec2(1.0, 0.0), p));
     return 0.5 * s.x;
 }
+// e^y - 1 as a double-float for 0 <= y <= 18 (relative error ~2^-28), as np_exp: r = y - k ln2
+// as a double-float, e^r - 1 = v + v^2/2 + v^3 P(v) (v = r.x; v^2/2 exactly), then
+// (2^k - 1) + 2^k (e^r - 1) with 2^k - 1 exact. For tanh; expm1 itself uses expm1_df.
+vec2 expm1_pos_df(float y) {
+    float fk = roundEven(y * LOG2E_H);
+    precise float rh = y - fk * LN2_H;  // exact, as in np_exp
+    precise float rl = fk * LN2_L;
+    vec2 r = two_sum(rh, -rl);
+    float v = r.x;
+    vec2 h = two_prod(v, 0.5 * v);
+    float p = FMA(FMA(FMA(FMA(FMA(2.526249591e-05, v, 2.000453387e-04), v, 1.388831181e-03), v,
+                          8.333143778e-03), v, 4.166666791e-02), v, 1.666666716e-01);
+    precise float c = h.y + (v * v * v * p + r.y * (1.0 + v));  // all of e^r - 1 but v + h.x
+    float pk = pow2i(int(fk));
+    precise float a = pk - 1.0;  // exact (0 for k = 0)
+    vec2 s1 = two_sum(a, pk * v);
+    vec2 s2 = two_sum(s1.x, pk * h.x);
+    precise float lo = (s1.y + s2.y) + pk * c;
+    return fast_two_sum(s2.x, lo);
+}
 float np_tanh(float x) {
     float ax = abs(x);
     if (!(ax >= 2.44e-4)) return x;  // NaN, +-0, tiny
     if (ax > 9.1) return copysign_(1.0, x);
     if (ax < 4.0) {
-        vec2 e = expm1_df(2.0 * ax);  // E / (E + 2)
+        vec2 e = expm1_pos_df(2.0 * ax);  // E / (E + 2)
         return copysign_(df_div(e, df_add(e, vec2(2.0, 0.0))).x, x);
     }
-    int n;
-    vec2 p = exp_df(2.0 * ax, n);  // 1 - 2 / (e^2|x| + 1)
-    p *= pow2i(n);
-    vec2 t = df_div(vec2(2.0, 0.0), df_add(p, vec2(1.0, 0.0)));
-    precise float r = (1.0 - t.x) - t.y;
+    // 1 - 2 / (e^2|x| + 1): the quotient is below 2^-10.5, so a float's accuracy does for it
+    precise float r = 1.0 - DIV_GUESS(2.0, np_exp(2.0 * ax) + 1.0);
     return copysign_(r, x);
 }
 float np_asinh(float x) {
