@@ -11,7 +11,8 @@ numpy's (LAPACK's UPLO='L').
 
 Not positive definite (a pivot <= 0 or NaN): numpy raises LinAlgError, which would need a host
 sync; here every element of that matrix's factor is NaN (the other matrices of the batch are
-unaffected). float32 input only, as qr; every check comes before any GPU work.
+unaffected). float32 or float64 (computed in it: lib/math64.glsl's correctly rounded division and
+sqrt); every check comes before any GPU work.
 """
 from __future__ import annotations
 
@@ -23,29 +24,33 @@ from vkbackend.primitives.creation import asarray
 
 from . import grid
 from .linsolve import _square
+from .qr import _real
 
 __all__ = ["cholesky"]
 
 
 def cholesky(x, /, *, upper: bool = False) -> Array:
-    """The array API's (and numpy's) cholesky for float32 x (..., n, n): lower L with x = L L^T, or
-    upper=True U = L^T. NaN throughout a matrix that is not positive definite (module docstring)."""
+    """The array API's (and numpy's) cholesky for float32 or float64 x (..., n, n): lower L with
+    x = L L^T, or upper=True U = L^T. NaN throughout a matrix that is not positive definite (module
+    docstring)."""
     name = "cholesky"
     if not isinstance(upper, bool):
         raise TypeError(f"{name}: upper must be a bool, got {upper!r}")
-    a = _square(x, name)
+    a = _square(x, name, float64=True)
+    dt = _real(a)
     *batch, n, _ = a.shape
     batch = tuple(batch)
     B = math.prod(batch)
     if B == 0 or n == 0:
-        return Array.empty(batch + (n, n), dtypes.float32)
-    step = grid.kernel("cholesky.comp", {"STEP": 1})
-    finish = grid.kernel("cholesky.comp", {"FINISH": 1, **({"UPPER": 1} if upper else {})})
+        return Array.empty(batch + (n, n), dt)
+    types = {"F64": 1, **dtypes.type_defines([dt])} if dt == dtypes.float64 else {}
+    step = grid.kernel("cholesky.comp", {"STEP": 1, **types})
+    finish = grid.kernel("cholesky.comp", {"FINISH": 1, **({"UPPER": 1} if upper else {}), **types})
     grid.check(B * n * n, finish.workgroup)  # LoopBudgetError before any GPU work
-    w = asarray(a, dtypes.float32)          # the work matrix, overwritten: never x itself
+    w = asarray(a, dt)                       # the work matrix, overwritten: never x itself
     if w is a:
         w = w.copy()
-    out = Array.empty(batch + (n, n), dtypes.float32)
+    out = Array.empty(batch + (n, n), dt)
     for j in range(n - 1):
         t = n - 1 - j
         grid.over_items(step, [w.buffer, out.buffer], [w.offset, n, j, B * t * t, out.offset], B * t * t)

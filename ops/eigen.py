@@ -1,5 +1,5 @@
 """vk.linalg.eigh and eigvalsh: eigenvalues (ascending, as numpy) and eigenvectors of symmetric
-matrices, float32, on the GPU by cyclic Jacobi with the parallel round-robin ordering
+matrices, float32 or float64, on the GPU by cyclic Jacobi with the parallel round-robin ordering
 (ops/jacobi.py, shaders/ops/jacobi.comp), then a sort (primitives/sort.py) and the matching
 permutation of the eigenvectors' columns. Recorded without a host sync.
 
@@ -13,14 +13,14 @@ the batch reading and writing A and V once: O(n^3) memory traffic per sweep; sui
 and medium matrices of the array API, and to large batches of them.
 
 A matrix whose lower triangle holds NaN or inf gets NaN eigenvalues and eigenvectors (numpy may
-raise LinAlgError). float32 input only; every check comes before any GPU work.
+raise LinAlgError). float32 or float64 (computed in it, with more sweeps: jacobi.SWEEPS64_MORE);
+every check comes before any GPU work.
 """
 from __future__ import annotations
 
 import math
 from collections import namedtuple
 
-from vkbackend import dtypes
 from vkbackend.array import Array
 from vkbackend.primitives.creation import asarray
 from vkbackend.primitives.diagonal import _diagonal
@@ -32,6 +32,7 @@ from vkbackend.primitives.sort import argsort, sort
 
 from . import jacobi
 from .linsolve import _square
+from .qr import _real
 
 __all__ = ["eigh", "eigvalsh", "EighResult"]
 
@@ -45,13 +46,14 @@ def _nonfinite(a: Array) -> Array:
 
 
 def _solve(x, name: str, vecs: bool):
-    a = _square(x, name)
+    a = _square(x, name, float64=True)
+    dt = _real(a)
     *batch, n, _ = a.shape
     batch = tuple(batch)
     if math.prod(batch) == 0 or n == 0:
-        return Array.empty(batch + (n,), dtypes.float32), Array.empty(batch + (n, n), dtypes.float32)
+        return Array.empty(batch + (n,), dt), Array.empty(batch + (n, n), dt)
     jacobi.check_eigh(math.prod(batch), n)  # LoopBudgetError before any GPU work
-    a = asarray(a, dtypes.float32)
+    a = asarray(a, dt)
     d, v = jacobi.eigh_jacobi(a, vecs)
     w = _diagonal(d, 0)
     bad = _nonfinite(a)
@@ -65,12 +67,12 @@ def _solve(x, name: str, vecs: bool):
 
 
 def eigh(x, /) -> EighResult:
-    """The array API's (and numpy's) eigh for float32 x (..., n, n), symmetric (its lower triangle
-    read): EighResult(eigenvalues (..., n) ascending, eigenvectors (..., n, n), column j for
+    """The array API's (and numpy's) eigh for float32 or float64 x (..., n, n), symmetric (its lower
+    triangle read): EighResult(eigenvalues (..., n) ascending, eigenvectors (..., n, n), column j for
     eigenvalue j)."""
     return EighResult(*_solve(x, "eigh", True))
 
 
 def eigvalsh(x, /) -> Array:
-    """The eigenvalues (..., n), ascending, of the symmetric float32 matrices x (..., n, n)."""
+    """The eigenvalues (..., n), ascending, of the symmetric float32 or float64 matrices x (..., n, n)."""
     return _solve(x, "eigvalsh", False)[0]

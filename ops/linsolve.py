@@ -46,8 +46,8 @@ SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
 SlogdetResult.__doc__ = "slogdet's result: sign (-1, 0 or 1) and log|det|, each of shape (...)."
 
 
-def _square(x, name: str):
-    x = _check_matrix(x, name)
+def _square(x, name: str, float64: bool = False):
+    x = _check_matrix(x, name, float64=float64)
     if x.shape[-1] != x.shape[-2]:
         raise np.linalg.LinAlgError(f"{name}: the last two dimensions must be square, got shape {tuple(x.shape)}")
     return x

@@ -140,13 +140,15 @@ def _tune_from_env() -> None:
 
 # -- input checks (before any GPU work) ------------------------------------------------------
 
-def _check_float(x, name: str, what: str):
-    """A float32 vk.Array, or host float data checked but not yet uploaded (a numpy array, uploaded
-    as float32 by asarray(x, dtypes.float32) once every argument is checked)."""
-    x = operand(x, name, what, host="keep")
+def _check_float(x, name: str, what: str, float64: bool = False):
+    """A float32 vk.Array (or float64 where the op computes in it: `float64`), or host float data
+    checked but not yet uploaded (a numpy array, uploaded as float32 by asarray(x, dtypes.float32)
+    once every argument is checked)."""
+    x = operand(x, name, what, host="keep", wide=float64)
     if isinstance(x, Array):
-        if x.dtype != dtypes.float32:
-            raise TypeError(f"{name}: {what} has dtype {x.dtype}; only float32 is supported "
+        if x.dtype != dtypes.float32 and not (float64 and x.dtype == dtypes.float64):
+            kinds = "float32 and float64 are" if float64 else "only float32 is"
+            raise TypeError(f"{name}: {what} has dtype {x.dtype}; {kinds} supported "
                             "(convert with .astype('float32'))")
     elif x.dtype.kind != "f":
         raise TypeError(f"{name}: {what} has dtype {x.dtype}; expected a floating-point array "
@@ -154,8 +156,13 @@ def _check_float(x, name: str, what: str):
     return x
 
 
-def _check_matrix(x, name: str, what: str = "input"):
-    x = _check_float(x, name, what)
+def _real(x) -> np.dtype:
+    """The dtype a checked operand computes in: float64 for a float64 vk.Array, else float32."""
+    return dtypes.float64 if isinstance(x, Array) and x.dtype == dtypes.float64 else dtypes.float32
+
+
+def _check_matrix(x, name: str, what: str = "input", float64: bool = False):
+    x = _check_float(x, name, what, float64)
     if x.ndim < 2:
         raise np.linalg.LinAlgError(f"{name}: {x.ndim}-dimensional {what}; at least two "
                                     "dimensions (..., M, N) are needed")

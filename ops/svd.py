@@ -1,6 +1,6 @@
 """vk.linalg.svd, svdvals, pinv, matrix_rank and matrix_norm's ord 2, -2 and 'nuc': singular values
-by one-sided (Hestenes) Jacobi on the GPU (ops/jacobi.py, shaders/ops/jacobi.comp), float32,
-batched over leading dimensions, recorded without a host sync.
+by one-sided (Hestenes) Jacobi on the GPU (ops/jacobi.py, shaders/ops/jacobi.comp), float32
+(and float64 but for svd and pinv), batched over leading dimensions, recorded without a host sync.
 
     U, S, Vh = vk.linalg.svd(x)                      # x (..., m, n) = U diag(S) Vh, S descending
     U, S, Vh = vk.linalg.svd(x, full_matrices=False)
@@ -14,8 +14,9 @@ even where a singular value is 0 or tiny, and the complete mode gives full_matri
 columns. Each matrix is scaled by a power of two near its largest |element| first (exact), so
 that the squared column norms neither overflow nor underflow.
 
-A matrix holding NaN or inf gets NaN throughout its results (numpy raises LinAlgError). float32
-input only; every check comes before any GPU work.
+A matrix holding NaN or inf gets NaN throughout its results (numpy raises LinAlgError). svdvals,
+matrix_rank and matrix_norm take float64 too (computed in it: jacobi.SWEEPS64_MORE); svd and pinv,
+whose U comes from the float32-only QR, float32 only. Every check comes before any GPU work.
 """
 from __future__ import annotations
 
@@ -40,14 +41,13 @@ from vkbackend.primitives.reduce import max as _max, sum as _sum
 from vkbackend.primitives.sort import argsort, sort
 
 from . import jacobi
-from .qr import _check_matrix, qr
+from .qr import _check_matrix, _real, qr
 
 __all__ = ["svd", "svdvals", "pinv", "matrix_rank", "matrix_norm", "SVDResult"]
 
 SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
 SVDResult.__doc__ = "svd's result: U (..., m, k or m), S (..., k) descending, Vh (..., k or n, n)."
 
-EPS = float(np.finfo(np.float32).eps)
 
 
 def _tall(a: Array, vecs: bool):
@@ -60,8 +60,9 @@ def _tall(a: Array, vecs: bool):
     t = matrix_transpose(a) if m < n else a
     mag = _max(absolute(t), axis=(-2, -1), keepdims=True)
     bad = logical_not(isfinite(mag)).reshape(batch)
-    # 2^ceil(log2 max|a|), clamped to float32's normal exponents: the scaled matrix has max |a| <= 2
-    scale = where(greater(mag, 0), exp2(minimum(maximum(ceil(log2(mag)), -126.0), 127.0)), 1.0)
+    # 2^ceil(log2 max|a|), clamped to the dtype's normal exponents: the scaled matrix has max |a| <= 2
+    info = np.finfo(a.dtype)
+    scale = where(greater(mag, 0), exp2(minimum(maximum(ceil(log2(mag)), float(info.minexp)), float(info.maxexp - 1))), 1.0)
     return divide(t, scale), scale.reshape(batch + (1,)), m < n, bad
 
 
@@ -70,13 +71,15 @@ def _nan_where(bad: Array, x: Array) -> Array:
 
 
 def svdvals(x, /) -> Array:
-    """The singular values (..., min(m, n)), descending, of the float32 matrices x (..., m, n)."""
-    a = _check_matrix(x, "svdvals")
+    """The singular values (..., min(m, n)), descending, of the float32 or float64 matrices x
+    (..., m, n)."""
+    a = _check_matrix(x, "svdvals", float64=True)
+    dt = _real(a)
     *batch, m, n = a.shape
     batch = tuple(batch)
     if math.prod(batch) == 0 or min(m, n) == 0:
-        return Array.empty(batch + (min(m, n),), dtypes.float32)
-    t, scale, _, bad = _tall(asarray(a, dtypes.float32), False)
+        return Array.empty(batch + (min(m, n),), dt)
+    t, scale, _, bad = _tall(asarray(a, dt), False)
     w, _ = jacobi.svd_jacobi(t, False)
     s = norms.vector_norm(w, axis=-2)
     return _nan_where(bad, multiply(sort(s, axis=-1, descending=True), scale))
@@ -129,11 +132,11 @@ def _qr_check(M: int, K: int, mode: str) -> None:
     _check_budget("svd", M, [pl.width for pl in panels], M * M if mode == "complete" else M * K)
 
 
-def _rtol(rtol, name: str, batch: tuple, m: int, n: int):
+def _rtol(rtol, name: str, batch: tuple, m: int, n: int, dt=dtypes.float32):
     """rtol checked: a float, or an array (vk or host, not yet uploaded) of a shape broadcasting to
-    x's batch shape; the standard's default max(m, n) * eps(float32)."""
+    x's batch shape; the standard's default max(m, n) * eps of x's dtype `dt`."""
     if rtol is None:
-        return max(m, n) * EPS
+        return max(m, n) * float(np.finfo(dt).eps)
     if isinstance(rtol, (bool, np.bool_)):
         raise TypeError(f"{name}: rtol must be a real number or an array, got {rtol!r}")
     if isinstance(rtol, (numbers.Real, np.floating, np.integer)):
@@ -154,18 +157,19 @@ def _rtol(rtol, name: str, batch: tuple, m: int, n: int):
 def _cutoff(s: Array, rtol, batch: tuple) -> Array:
     """rtol * the largest singular value, (batch..., 1)."""
     if not isinstance(rtol, float):
-        rtol = broadcast_to(asarray(rtol, dtypes.float32), batch).reshape(batch + (1,))
+        rtol = broadcast_to(asarray(rtol, s.dtype), batch).reshape(batch + (1,))
     return multiply(s[..., :1], rtol)
 
 
 def matrix_rank(x, /, *, rtol=None) -> Array:
     """The array API's matrix_rank: the number of singular values of each matrix x (..., m, n)
-    greater than rtol * the largest (rtol default max(m, n) * eps(float32)); int32 (...,)."""
+    greater than rtol * the largest (rtol default max(m, n) * eps of x's dtype, float32 or
+    float64); int32 (...,)."""
     name = "matrix_rank"
-    a = _check_matrix(x, name)
+    a = _check_matrix(x, name, float64=True)
     *batch, m, n = a.shape
     batch = tuple(batch)
-    tol = _rtol(rtol, name, batch, m, n)
+    tol = _rtol(rtol, name, batch, m, n, _real(a))
     if math.prod(batch) == 0 or min(m, n) == 0:
         return zeros(batch, dtypes.int32)
     s = svdvals(a)

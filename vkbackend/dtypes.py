@@ -27,8 +27,9 @@ float64 = np.dtype(np.float64)
 # need device features; the ops that take them say so (WIDE_USES), every other op refuses them.
 WIDE = (int8, int16, int64, uint8, uint16, uint64, float64)
 WIDE_USES = ("they support the array functions, elementwise functions and operators, reductions, scans, "
-             "sorting, indexing, matmul, tensordot, vecdot, trace and the vector norms; not yet the "
-             "decompositions, convolutions and layer norm")
+             "sorting, indexing, matmul, tensordot, vecdot, trace, the vector norms, and in float64 "
+             "cholesky, eigh, eigvalsh, svdvals, matrix_rank and matrix_norm; not yet qr, det, slogdet, "
+             "solve, inv, svd, pinv, the convolutions and layer norm")
 # dtype -> (GLSL element type in a buffer, GLSL type computed in, the Vulkan features it needs).
 # 8/16-bit integers compute as 32-bit ones and wrap when stored, as numpy's do.
 _WIDE = {

@@ -3,6 +3,7 @@
 #include "lib/common.glsl"
 #include "lib/math.glsl"
 // @variants STEP|FINISH ?UPPER
+// @variants STEP|FINISH ?UPPER F64 VK_WIDE VK_MATH64
 // Batched Cholesky in the outer-product (right-looking LDL^T) form, ops/cholesky.py. W holds B
 // matrices n x n (row-major, from w_off; only the lower triangle is read or written).
 //   STEP (pivot j): W[i][k] -= W[i][j] * W[k][j] / W[j][j] for j < k <= i < n. A pivot that is not
@@ -11,8 +12,14 @@
 //     diagonal, 0 elsewhere; every element NaN where the last pivot is not > 0 (not positive
 //     definite: numpy raises LinAlgError, which would need a host sync).
 // Items are flattened over the batch (batch-major), one per invocation of a grid-stride loop.
-layout(std430, binding = 0) buffer WBuf { float w[]; };
-layout(std430, binding = 1) writeonly buffer OutBuf { float o[]; };
+// F64: float64 matrices (with VK_WIDE VK_MATH64: lib/math64.glsl's np_sqrt and np_divide).
+#ifdef F64
+#define T double
+#else
+#define T float
+#endif
+layout(std430, binding = 0) buffer WBuf { T w[]; };
+layout(std430, binding = 1) writeonly buffer OutBuf { T o[]; };
 
 layout(push_constant) uniform Push {
     uint w_off; uint n; uint j; uint items; uint o_off;
@@ -27,8 +34,8 @@ void main() {
         uint i = p.j + 1u + r / t, k = p.j + 1u + r % t;
         if (k > i) continue;
         uint base = p.w_off + b * n * n;
-        float d = w[base + p.j * n + p.j];
-        float v;
+        T d = w[base + p.j * n + p.j];
+        T v;
         if (d > 0.0) {
             v = w[base + i * n + k] - w[base + i * n + p.j] * (w[base + k * n + p.j] / d);
         } else {
@@ -39,8 +46,8 @@ void main() {
         uint b = e / (n * n), r = e - b * n * n;
         uint i = r / n, k = r % n;
         uint base = p.w_off + b * n * n;
-        float last = w[base + n * n - 1u];
-        float v = 0.0;
+        T last = w[base + n * n - 1u];
+        T v = 0.0;
         if (!(last > 0.0)) {
             v = NAN;
         } else if (k == i) {

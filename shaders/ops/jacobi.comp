@@ -6,6 +6,9 @@
 // @variants EIGH_INIT|EIGH_ROUND ?VECS
 // @variants SVD_PAIRS
 // @variants SVD_APPLY ?VECS
+// @variants EIGH_INIT|EIGH_ROUND ?VECS F64 VK_WIDE VK_MATH64
+// @variants SVD_PAIRS F64 VK_WIDE VK_MATH64 WG_T64=double ?SG_T64
+// @variants SVD_APPLY ?VECS F64 VK_WIDE VK_MATH64
 // Batched Jacobi rounds for eigh (two-sided, on the symmetric A) and svd (one-sided, Hestenes, on
 // the columns of A), ops/eigen.py. Every round rotates N/2 disjoint index pairs at once, N = n
 // rounded up to even (index n, where n is odd, is a dummy that never rotates), paired by the
@@ -24,15 +27,24 @@
 // diagonalizes it (the smaller root, |angle| <= pi/4), c = 1 / sqrt(1 + t^2), s = t c (Rutishauser,
 // as Numerical Recipes' jacobi); correctly rounded division and sqrt so that c^2 + s^2 = 1 to the
 // last bit or two on every device.
-layout(std430, binding = 0) buffer ABuf { float a[]; };
+// F64: float64 matrices (with VK_WIDE VK_MATH64: lib/math64.glsl's np_sqrt and np_divide; SVD_PAIRS
+// with WG_T64=double for its workgroup sums, and SG_T64 where subgroup arithmetic takes doubles).
+#ifdef F64
+#define T double
+const T EPS = 2.220446049250313e-16LF;
+#else
+#define T float
+const T EPS = 1.1920929e-7;
+#endif
+layout(std430, binding = 0) buffer ABuf { T a[]; };
 #if defined(EIGH_INIT) || defined(EIGH_ROUND) || defined(SVD_APPLY)
-layout(std430, binding = 1) buffer VBuf { float v[]; };
+layout(std430, binding = 1) buffer VBuf { T v[]; };
 #endif
 #ifdef EIGH_INIT
-layout(std430, binding = 2) readonly buffer XBuf { float x[]; };
+layout(std430, binding = 2) readonly buffer XBuf { T x[]; };
 #endif
 #if defined(SVD_PAIRS) || defined(SVD_APPLY)
-layout(std430, binding = 2) buffer CBuf { float cs[]; };  // (c, s) per pair and matrix
+layout(std430, binding = 2) buffer CBuf { T cs[]; };  // (c, s) per pair and matrix
 #endif
 
 #if defined(EIGH_INIT) || defined(EIGH_ROUND)
@@ -45,8 +57,6 @@ layout(push_constant) uniform Push {
 } p;
 #endif
 
-const float EPS32 = 1.1920929e-7;
-
 // The partner of index i in round r (module comment); >= n where it is the dummy.
 uint partner(uint i) {
     uint mm = p.nn - 1u;
@@ -57,13 +67,13 @@ uint partner(uint i) {
 
 // (c, s, t) of the rotation that zeroes apq; the identity where apq is 0 or negligible beside the
 // diagonal (|apq| <= tol sqrt(|app aqq|)), or the angle is below float32's resolution.
-void rotation(float app, float aqq, float apq, float tol, out float c, out float s, out float t) {
+void rotation(T app, T aqq, T apq, T tol, out T c, out T s, out T t) {
     c = 1.0; s = 0.0; t = 0.0;
     if (!(abs(apq) > tol * np_sqrt(abs(app)) * np_sqrt(abs(aqq)))) return;
-    float theta = np_divide(aqq - app, 2.0 * apq);
-    float at = abs(theta);
+    T theta = np_divide(aqq - app, 2.0 * apq);
+    T at = abs(theta);
     // 1 / (|theta| + sqrt(theta^2 + 1)); for |theta| past 2^30, 1 / (2 |theta|) (theta^2 may overflow)
-    float root = at < 1073741824.0 ? np_sqrt(at * at + 1.0) : at;
+    T root = at < 1073741824.0 ? np_sqrt(at * at + 1.0) : at;
     t = np_divide(1.0, at + root);
     if (theta < 0.0) t = -t;
     c = np_divide(1.0, np_sqrt(t * t + 1.0));
@@ -86,12 +96,12 @@ void main() {
 #elif defined(EIGH_ROUND)
 // Index i's column rotation: A J's column i = c A[:, i] + sg A[:, pi] (pi = i, sg = 0 where i does
 // not rotate); t and whether i is the pair's first index, for the diagonal.
-void coef(uint base, uint i, out float c, out float sg, out uint pi, out float t, out bool first) {
+void coef(uint base, uint i, out T c, out T sg, out uint pi, out T t, out bool first) {
     pi = partner(i);
     first = i < pi;
     if (pi >= p.n) { c = 1.0; sg = 0.0; t = 0.0; pi = i; return; }
     uint lo = min(i, pi), hi = max(i, pi);
-    float s;
+    T s;
     rotation(a[base + lo * p.n + lo], a[base + hi * p.n + hi], a[base + lo * p.n + hi], 0.0, c, s, t);
     sg = first ? -s : s;
 }
@@ -102,18 +112,18 @@ void main() {
         uint b = e / nsq, rem = e - b * nsq;
         uint i = rem / n, j = rem % n;
         uint base = p.a_in + b * nsq;
-        float ci, si, ti, cj, sj, tj;
+        T ci, si, ti, cj, sj, tj;
         uint pi, pj;
         bool fi, fj;
         coef(base, i, ci, si, pi, ti, fi);
         coef(base, j, cj, sj, pj, tj, fj);
         // A' = J^T A J on the canonical (hi, lo) element, so that (i, j) and (j, i) agree bitwise
         uint hi = max(i, j), lo = min(i, j);
-        float ch = i == hi ? ci : cj, sh = i == hi ? si : sj, cl = i == hi ? cj : ci, sl = i == hi ? sj : si;
+        T ch = i == hi ? ci : cj, sh = i == hi ? si : sj, cl = i == hi ? cj : ci, sl = i == hi ? sj : si;
         uint ph = i == hi ? pi : pj, pl = i == hi ? pj : pi;
-        float out_;
+        T out_;
         if (i == j) {      // the pair's diagonal: app - t apq, aqq + t apq
-            float apq = a[base + i * n + pi];
+            T apq = a[base + i * n + pi];
             out_ = a[base + i * n + i] + (fi ? -ti : ti) * apq;
         } else if (pi == j) {
             out_ = 0.0;    // the element the rotation zeroes
@@ -142,9 +152,9 @@ void main() {
         return;
     }
     uint base = p.a_off + b * p.a_bs;
-    float al = 0.0, be = 0.0, ga = 0.0;
+    T al = 0.0, be = 0.0, ga = 0.0;
     for (uint i = gl_LocalInvocationID.x; i < p.m; i += WG_SIZE) {
-        float xl = a[base + i * p.n + lo], xh = a[base + i * p.n + hi];
+        T xl = a[base + i * p.n + lo], xh = a[base + i * p.n + hi];
         al += xl * xl;
         be += xh * xh;
         ga += xl * xh;
@@ -153,8 +163,8 @@ void main() {
     be = wg_reduce_add(be);
     ga = wg_reduce_add(ga);
     if (gl_LocalInvocationID.x == 0u) {
-        float c, s, t;
-        rotation(al, be, ga, EPS32, c, s, t);
+        T c, s, t;
+        rotation(al, be, ga, EPS, c, s, t);
         cs[cbase] = c;
         cs[cbase + 1u] = s;
     }
@@ -178,18 +188,18 @@ void main() {
         uint lo = min(i0, i1), hi = max(i0, i1);
         if (hi >= p.n) continue;
         uint cb = p.c_off + b * p.c_bs + 2u * k;
-        float c = cs[cb], s = cs[cb + 1u];
+        T c = cs[cb], s = cs[cb + 1u];
         if (s == 0.0) continue;
         if (i < p.m) {
             uint row = p.a_off + b * p.a_bs + i * p.n;
-            float xl = a[row + lo], xh = a[row + hi];
+            T xl = a[row + lo], xh = a[row + hi];
             a[row + lo] = c * xl - s * xh;
             a[row + hi] = s * xl + c * xh;
         }
 #ifdef VECS
         else {
             uint row = p.v_off + b * p.n * p.n + (i - p.m) * p.n;
-            float xl = v[row + lo], xh = v[row + hi];
+            T xl = v[row + lo], xh = v[row + hi];
             v[row + lo] = c * xl - s * xh;
             v[row + hi] = s * xl + c * xh;
         }

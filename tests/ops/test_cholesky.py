@@ -80,3 +80,25 @@ def test_cholesky_bad_inputs():
             vk.linalg.cholesky(i)
         with pytest.raises(TypeError, match="upper"):
             vk.linalg.cholesky(sq, upper=1)
+
+
+def test_cholesky_float64(rng, sg):
+    """float64 in and out at float64's accuracy (a float32 factor would be 1e8 times off), the
+    upper form, and NaN for a matrix that is not positive definite."""
+    eps64 = float(np.finfo(np.float64).eps)
+    for n in _sizes(sg):
+        a = rng.standard_normal((3, n, n))
+        a = a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
+        a[1] *= 1e-200  # far below float32's range
+        want = np.linalg.cholesky(a)
+        got = vk.linalg.cholesky(vk.asarray(a, dtype=vk.float64))
+        assert got.dtype == vk.float64
+        L = got.numpy()
+        for b in range(3):
+            np.testing.assert_allclose(L[b], want[b], rtol=0, atol=8 * n * eps64 * np.sqrt(np.abs(a[b]).max()))
+        assert np.all(np.triu(L, 1) == 0)
+        U = vk.linalg.cholesky(vk.asarray(a, dtype=vk.float64), upper=True).numpy()
+        np.testing.assert_array_equal(U, np.swapaxes(L, -1, -2))
+    a = np.eye(4)
+    a[2, 2] = -1.0
+    assert np.isnan(vk.linalg.cholesky(vk.asarray(a, dtype=vk.float64)).numpy()).all()

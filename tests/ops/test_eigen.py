@@ -114,3 +114,38 @@ def test_eigh_bad_inputs():
                 f(v)
             with pytest.raises(TypeError, match="int32"):
                 f(i)
+
+
+EPS64 = float(np.finfo(np.float64).eps)
+
+
+def check_eigh64(x, w, v):
+    n = x.shape[-1]
+    a = sym_lower(x)
+    want = np.linalg.eigvalsh(a)
+    scale = max(np.abs(want).max(), 1e-300)
+    assert w.dtype == vk.float64 and w.shape == a.shape[:-1]
+    w = w.numpy()
+    assert np.all(np.diff(w, axis=-1) >= 0)
+    np.testing.assert_allclose(w, want, rtol=0, atol=4 * n * EPS64 * scale)
+    assert v.dtype == vk.float64
+    v = v.numpy()
+    assert np.abs(a @ v - v * w[..., None, :]).max() <= 8 * n * EPS64 * scale
+    np.testing.assert_allclose(np.swapaxes(v, -1, -2) @ v, np.broadcast_to(np.eye(n), v.shape), rtol=0, atol=4 * n * EPS64)
+
+
+def test_eigh_float64(rng, sg):
+    """float64 in and out at float64's accuracy: random, clustered 1e-14 apart (a few ulps), exactly
+    repeated (split only by rounding), graded from 1 to 1e-12 and scaled past float32's range."""
+    for n in sorted({1, 2, 5, sg + 1, 24}):
+        x = rng.standard_normal((2, n, n))
+        check_eigh64(x, *vk.linalg.eigh(vk.asarray(x, dtype=vk.float64)))
+        w = vk.linalg.eigvalsh(vk.asarray(x * 1e200, dtype=vk.float64))
+        np.testing.assert_allclose(w.numpy(), np.linalg.eigvalsh(sym_lower(x * 1e200)), rtol=0,
+                                   atol=4 * n * EPS64 * 1e200 * np.abs(np.linalg.eigvalsh(sym_lower(x))).max())
+    n = 24
+    q, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    centers = np.repeat(rng.standard_normal(3), n // 3)
+    for w in (centers + 1e-14 * rng.standard_normal(n), centers, np.logspace(0, -12, n) * rng.choice([-1.0, 1.0], n)):
+        x = (q * w) @ q.T
+        check_eigh64(x, *vk.linalg.eigh(vk.asarray(x, dtype=vk.float64)))

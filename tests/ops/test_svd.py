@@ -144,3 +144,46 @@ def test_svd_bad_inputs():
             vk.linalg.matrix_rank(sq, rtol=True)
         with pytest.raises(ValueError, match="ord"):
             vk.linalg.matrix_norm(sq, ord=3)
+
+
+EPS64 = float(np.finfo(np.float64).eps)
+
+
+def test_svdvals_float64(rng, sg):
+    """float64 in, float64 out, at float64's accuracy: random (scaled far past float32's range),
+    low-rank, repeated and graded singular values."""
+    cases = [rng.standard_normal((2, m, n)) * scale for (m, n), scale in
+             zip(_shapes(sg), [1.0, 1e-200, 1e200, 1.0, 1e-3, 1e3, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0])]
+    u, _ = np.linalg.qr(rng.standard_normal((24, 24)))
+    for s in (np.repeat([1.0, 2.0, 3.0], 8), np.logspace(0, -14, 24)):
+        cases.append((u * s) @ u.T)
+    cases.append(low_rank(rng, (2,), 9, 6, 3).astype(np.float64) * (1 + rng.standard_normal((2, 9, 6)) * 1e-3))
+    for x in cases:
+        got = vk.linalg.svdvals(vk.asarray(x, dtype=vk.float64))
+        want = np.linalg.svd(x, compute_uv=False)
+        assert got.dtype == vk.float64 and got.shape == want.shape
+        got = got.numpy()
+        assert np.all(np.diff(got, axis=-1) <= 0)
+        np.testing.assert_allclose(got, want, rtol=0, atol=4 * max(x.shape[-2:]) * EPS64 * want.max())
+
+
+def test_matrix_rank_and_norm_float64(rng):
+    x = np.stack([low_rank(rng, (), 7, 5, r).astype(np.float64) for r in range(6)])
+    x += np.where(x != 0, 1e-9, 0) * rng.standard_normal(x.shape)   # the float32 rounding's noise gone: a
+    got = vk.linalg.matrix_rank(vk.asarray(x, dtype=vk.float64))      # float32 eps cut-off would miss it
+    np.testing.assert_array_equal(got.numpy(), np.linalg.matrix_rank(x, rtol=7 * EPS64))
+    d = np.diag([1.0, 1e-10, 1e-20])  # rank 2 at float64's default rtol, 1 at float32's
+    assert int(vk.linalg.matrix_rank(vk.asarray(d, dtype=vk.float64)).numpy()) == 2
+    y = rng.standard_normal((3, 5, 4))
+    for ord in (2, -2, "nuc"):
+        got = vk.linalg.matrix_norm(vk.asarray(y, dtype=vk.float64), ord=ord)
+        assert got.dtype == vk.float64
+        np.testing.assert_allclose(got.numpy(), np.linalg.matrix_norm(y, ord=ord), rtol=40 * EPS64)
+
+
+def test_svd_float64_refused_before_gpu_work():
+    x = vk.ones((3, 3), dtype=vk.float64)
+    with no_gpu_work():
+        for f in (vk.linalg.svd, vk.linalg.pinv):
+            with pytest.raises(TypeError, match="does not take float64"):
+                f(x)

@@ -96,7 +96,7 @@ _NO_SVD = (2, -2, "nuc")
 
 def matrix_norm(x, /, *, keepdims=False, ord="fro", singular_values=None) -> Array:
     """numpy.linalg.matrix_norm of the matrices in x (..., M, N) in float32 (float64 input:
-    float64; ord 2, -2 and 'nuc' not yet, as svdvals is float32 only): ord 'fro', 1 / -1
+    float64): ord 'fro', 1 / -1
     (largest / smallest column sum of |x|), inf / -inf (row sums); 2 / -2 (largest / smallest
     singular value) and 'nuc' (their sum) from singular_values(x) (..., min(M, N)), descending,
     NotImplementedError without it."""
