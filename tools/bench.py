@@ -2,10 +2,14 @@
 """Benchmarks: vkbackend against torch/CUDA on the same GPU, in one run.
 
     python tools/bench.py [--only reduce,scan] [--match f16,64M] [--quick] [--out bench-results] [--no-torch]
+                          [--rounds 3]
 
 Each module of tools/benchmarks/ (see its __init__.py for the protocol) gives cases; vkbackend runs
 in this process, the torch reference in a separate one (kp and torch in one process abort).
 --match keeps the cases whose name contains one of the comma-separated strings.
+--rounds N runs torch's side and ours alternately N times and reports each case's median round
+(its "rounds_ms" lists them all): host-bound cases (the programs) moved by up to 2x with the
+host's state between runs minutes apart, more than the changes they measure.
 Writes results.json, results.md and, where matplotlib is present, bandwidth plots.
 """
 from __future__ import annotations
@@ -118,6 +122,19 @@ def plot(results: list, out: Path) -> list:
     return made
 
 
+def _median(runs: list) -> dict:
+    """One case's rounds as one result: the round of median time (with its other metrics), and
+    every round's time under rounds_ms; a single round as it is, and the first round without a
+    time (an error, a skip) where there is one."""
+    if len(runs) == 1:
+        return runs[0]
+    untimed = [r for r in runs if not (r and "ms" in r)]
+    if untimed:
+        return untimed[0]
+    order = sorted(runs, key=lambda r: r["ms"])
+    return {**order[(len(order) - 1) // 2], "rounds_ms": [r["ms"] for r in runs]}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", default="")
@@ -126,6 +143,7 @@ def main() -> int:
     ap.add_argument("--out", default=str(ROOT / "bench-results"))
     ap.add_argument("--no-torch", action="store_true")
     ap.add_argument("--torch-worker")
+    ap.add_argument("--rounds", type=int, default=1)
     args = ap.parse_args()
     if args.torch_worker:
         torch_worker(args.torch_worker, json.loads(sys.stdin.read()))
@@ -135,28 +153,38 @@ def main() -> int:
     plan = {name: [c for c in importlib.import_module(f"benchmarks.{name}").cases(args.quick)
                    if not match or any(m in c["name"] for m in match)]
             for name in modules(only)}
-    refs, meta = {}, {}
-    if not args.no_torch:  # before kp is loaded here, so the GPU is not shared during timing
+    meta = {}
+    refs = {name: [] for name in plan}  # per module: one list of torch results per round
+    ours = {name: [] for name in plan}
+    rounds = max(1, args.rounds)
+    for rnd in range(rounds):
+        if not args.no_torch:  # the first round's before kp is loaded here (the GPU not shared)
+            for name, cases in plan.items():
+                res, meta["torch"] = run_torch(name, cases)
+                refs[name].append(res)
+        import vkbackend as vk
+        if rnd == 0:
+            dev = vk.device()
+            meta.update({"date": datetime.date.today().isoformat(), "vk_device": dev.name, "vk_driver": dev.driver,
+                         "host": platform.node(), "python": platform.python_version(), "rounds": rounds})
+            from benchmarks.common import warm_up_vk
+            warm_up_vk()
         for name, cases in plan.items():
-            refs[name], meta["torch"] = run_torch(name, cases)
-    import vkbackend as vk
-    dev = vk.device()
-    meta.update({"date": datetime.date.today().isoformat(), "vk_device": dev.name, "vk_driver": dev.driver,
-                 "host": platform.node(), "python": platform.python_version()})
-    from benchmarks.common import warm_up_vk
-    warm_up_vk()
-    results = []
-    for name, cases in plan.items():
-        mod = importlib.import_module(f"benchmarks.{name}")
-        for i, case in enumerate(cases):
-            try:
-                r = mod.run_vk(case)
-            except Exception as e:  # noqa: BLE001 - reported in the table
-                r = {"error": f"{type(e).__name__}: {e}"}
-            t = refs.get(name, [None] * len(cases))[i]
-            results.append({"module": name, "case": case, "vk": r, "torch": t})
-            print(f"{name:10s} {case['name']:32s} vk {_fmt(r)[0]:>10s} ms {_fmt(r)[1]:18s} "
-                  f"torch {_fmt(t)[0]:>10s} ms {_fmt(t)[1]}", flush=True)
+            mod = importlib.import_module(f"benchmarks.{name}")
+            ours[name].append([])
+            for i, case in enumerate(cases):
+                try:
+                    r = mod.run_vk(case)
+                except Exception as e:  # noqa: BLE001 - reported in the table
+                    r = {"error": f"{type(e).__name__}: {e}"}
+                ours[name][-1].append(r)
+                t = refs[name][-1][i] if refs[name] else None
+                tag = f" (round {rnd + 1}/{rounds})" if rounds > 1 else ""
+                print(f"{name:10s} {case['name']:32s} vk {_fmt(r)[0]:>10s} ms {_fmt(r)[1]:18s} "
+                      f"torch {_fmt(t)[0]:>10s} ms {_fmt(t)[1]}{tag}", flush=True)
+    results = [{"module": name, "case": case, "vk": _median([run[i] for run in ours[name]]),
+                "torch": _median([run[i] for run in refs[name]]) if refs[name] else None}
+               for name, cases in plan.items() for i, case in enumerate(cases)]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps({"meta": meta, "results": results}, indent=1))
