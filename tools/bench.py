@@ -75,7 +75,8 @@ def _fmt(r: dict | None) -> tuple[str, str]:
 def markdown(results: list, meta: dict) -> str:
     lines = [f"Measured {meta['date']} on {meta['vk_device']} ({meta['vk_driver']}) through Vulkan/Kompute; "
              f"reference: torch {meta.get('torch', {}).get('torch', '-')} on {meta.get('torch', {}).get('device', '-')}, "
-             "same machine, same run.", "",
+             "same machine, same run." + (f" Each side's median of {meta['rounds']} alternating rounds "
+                                          "(results.json: every round's time)." if meta.get("rounds", 1) > 1 else ""), "",
              "| benchmark | case | vkbackend ms | vkbackend | torch ms | torch | torch ms / vk ms |",
              "|---|---|---|---|---|---|---|"]
     for r in results:
