@@ -680,34 +680,9 @@ float np_acos(float x) {
 }
 
 // ---- hyperbolic ------------------------------------------------------------------------------
-// e^|x| / 2 for |x| >= 12 (e^-|x| is below the rounding), up to overflow.
-float half_exp(float ax) {
-    if (ax > 89.5) return INF;
-    int n;
-    vec2 p = exp_df(ax, n);
-    return scale2(p.x, n - 1);
-}
-float np_sinh(float x) {
-    float ax = abs(x);
-    if (!(ax >= 2.44e-4)) return x;  // NaN, +-0, tiny: x + x^3/6 rounds to x
-    if (ax >= 12.0) return copysign_(half_exp(ax), x);
-    vec2 e = expm1_df(ax);  // sinh = (E + E / (E + 1)) / 2
-    vec2 s = df_add(e, df_div(e, df_add(e, vec2(1.0, 0.0))));
-    return copysign_(0.5 * s.x, x);
-}
-float np_cosh(float x) {
-    float ax = abs(x);
-    if (isnan(x)) return x;
-    if (ax >= 12.0) return half_exp(ax);
-    int n;
-    vec2 p = exp_df(ax, n);  // (P + 1/P) / 2
-    p *= pow2i(n);
-    vec2 s = df_add(p, df_div(vec2(1.0, 0.0), p));
-    return 0.5 * s.x;
-}
 // e^y - 1 as a double-float for 0 <= y <= 18 (relative error ~2^-28), as np_exp: r = y - k ln2
 // as a double-float, e^r - 1 = v + v^2/2 + v^3 P(v) (v = r.x; v^2/2 exactly), then
-// (2^k - 1) + 2^k (e^r - 1) with 2^k - 1 exact. For tanh; expm1 itself uses expm1_df.
+// (2^k - 1) + 2^k (e^r - 1) with 2^k - 1 exact. For tanh, sinh and cosh; expm1 itself uses expm1_df.
 vec2 expm1_pos_df(float y) {
     float fk = roundEven(y * LOG2E_H);
     precise float rh = y - fk * LN2_H;  // exact, as in np_exp
@@ -724,6 +699,32 @@ vec2 expm1_pos_df(float y) {
     vec2 s2 = two_sum(s1.x, pk * h.x);
     precise float lo = (s1.y + s2.y) + pk * c;
     return fast_two_sum(s2.x, lo);
+}
+// e^|x| / 2 for |x| >= 12 (e^-|x| is below the rounding), up to overflow.
+float half_exp(float ax) {
+    if (ax > 89.5) return INF;
+    int n;
+    vec2 p = exp_df(ax, n);
+    return scale2(p.x, n - 1);
+}
+float np_sinh(float x) {
+    float ax = abs(x);
+    if (!(ax >= 2.44e-4)) return x;  // NaN, +-0, tiny: x + x^3/6 rounds to x
+    if (ax >= 12.0) return copysign_(half_exp(ax), x);
+    vec2 e = expm1_pos_df(ax);  // sinh = (E + E / (E + 1)) / 2
+    vec2 s = df_add(e, df_div(e, df_add(e, vec2(1.0, 0.0))));
+    return copysign_(0.5 * s.x, x);
+}
+float np_cosh(float x) {
+    float ax = abs(x);
+    if (isnan(x)) return x;
+    if (ax >= 12.0) return half_exp(ax);
+    vec2 e = expm1_pos_df(ax);  // P = e^|x| = 1 + E; (P + 1/P) / 2
+    vec2 t = two_sum(1.0, e.x);
+    precise float lo = t.y + e.y;
+    vec2 p = fast_two_sum(t.x, lo);
+    vec2 s = df_add(p, df_div(vec2(1.0, 0.0), p));
+    return 0.5 * s.x;
 }
 float np_tanh(float x) {
     float ax = abs(x);
