@@ -204,6 +204,19 @@ const float LN2_DF_L = -1.9046542121259336e-09;
 const float LOG2E_H = 1.4426950216293335;
 const float LOG2E_L = 1.925963033500011e-08;
 
+// (e^v - 1 - v - v^2/2) / v^3, minimax (float32 coefficients) on [-ln2/2, ln2/2].
+float expm1_poly(float v) {
+    return FMA(FMA(FMA(FMA(FMA(2.526249591e-05, v, 2.000453387e-04), v, 1.388831181e-03), v,
+                   8.333143778e-03), v, 4.166666791e-02), v, 1.666666716e-01);
+}
+// x - k ln2 as a double-float for k = round(x / ln2), |x| <= 150 (Cody and Waite: ln2 split so that
+// k ln2_H and the first difference are exact); k in fk.
+vec2 reduce_ln2(float x, out float fk) {
+    fk = roundEven(x * LOG2E_H);
+    precise float rh = x - fk * LN2_H;
+    precise float rl = fk * LN2_L;
+    return two_sum(rh, -rl);
+}
 // 2^(rh + rl) - 1 as a double-float (relative error < 2^-27), |rh| <= 1/2, |rl| <= 2^-24:
 // with v = (rh + rl) ln2, e^v - 1 = v + v^2/2 + v^3 P(v), the first two terms exactly.
 vec2 exp2m1_small(float rh, float rl) {
@@ -211,9 +224,7 @@ vec2 exp2m1_small(float rh, float rl) {
     precise float vl = a.y + (rh * LN2_DF_L + rl * LN2_DF_H);
     float v = a.x;
     vec2 h = two_prod(v, 0.5 * v);
-    // (e^v - 1 - v - v^2/2) / v^3, minimax (float32 coefficients) on [-ln2/2, ln2/2]
-    float p = FMA(FMA(FMA(FMA(FMA(2.526249591e-05, v, 2.000453387e-04), v, 1.388831181e-03), v,
-                          8.333143778e-03), v, 4.166666791e-02), v, 1.666666716e-01);
+    float p = expm1_poly(v);
     vec2 s = fast_two_sum(v, h.x);
     precise float tail = s.y + ((h.y + vl * (1.0 + v)) + v * v * v * p);
     return fast_two_sum(s.x, tail);
@@ -245,13 +256,10 @@ float np_exp(float x) {
     if (isnan(x)) return x;
     if (x > 88.8) return INF;
     if (x < -104.0) return 0.0;
-    float fk = roundEven(x * LOG2E_H);
-    precise float rh = x - fk * LN2_H;  // exact: fk * LN2_H is (|k| <= 150), and so is the difference
-    precise float rl = fk * LN2_L;
-    vec2 r = two_sum(rh, -rl);
+    float fk;
+    vec2 r = reduce_ln2(x, fk);
     float v = r.x;
-    float p = FMA(FMA(FMA(FMA(FMA(2.526249591e-05, v, 2.000453387e-04), v, 1.388831181e-03), v,
-                          8.333143778e-03), v, 4.166666791e-02), v, 1.666666716e-01);
+    float p = expm1_poly(v);
     precise float q = (v * v) * (0.5 + v * p);  // e^v - 1 - v
     vec2 s = fast_two_sum(1.0, v);
     precise float tail = s.y + (r.y * (1.0 + v) + q);
@@ -684,14 +692,11 @@ float np_acos(float x) {
 // as a double-float, e^r - 1 = v + v^2/2 + v^3 P(v) (v = r.x; v^2/2 exactly), then
 // (2^k - 1) + 2^k (e^r - 1) with 2^k - 1 exact. For tanh, sinh and cosh; expm1 itself uses expm1_df.
 vec2 expm1_pos_df(float y) {
-    float fk = roundEven(y * LOG2E_H);
-    precise float rh = y - fk * LN2_H;  // exact, as in np_exp
-    precise float rl = fk * LN2_L;
-    vec2 r = two_sum(rh, -rl);
+    float fk;
+    vec2 r = reduce_ln2(y, fk);
     float v = r.x;
     vec2 h = two_prod(v, 0.5 * v);
-    float p = FMA(FMA(FMA(FMA(FMA(2.526249591e-05, v, 2.000453387e-04), v, 1.388831181e-03), v,
-                          8.333143778e-03), v, 4.166666791e-02), v, 1.666666716e-01);
+    float p = expm1_poly(v);
     precise float c = h.y + (v * v * v * p + r.y * (1.0 + v));  // all of e^r - 1 but v + h.x
     float pk = pow2i(int(fk));
     precise float a = pk - 1.0;  // exact (0 for k = 0)
