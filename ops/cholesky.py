@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 
-from vkbackend import dtypes
 from vkbackend.array import Array
 from vkbackend.primitives.creation import asarray
 
@@ -43,7 +42,7 @@ def cholesky(x, /, *, upper: bool = False) -> Array:
     B = math.prod(batch)
     if B == 0 or n == 0:
         return Array.empty(batch + (n, n), dt)
-    types = {"F64": 1, **dtypes.type_defines([dt])} if dt == dtypes.float64 else {}
+    types = grid.real_defines(dt)
     step = grid.kernel("cholesky.comp", {"STEP": 1, **types})
     finish = grid.kernel("cholesky.comp", {"FINISH": 1, **({"UPPER": 1} if upper else {}), **types})
     grid.check(B * n * n, finish.workgroup)  # LoopBudgetError before any GPU work

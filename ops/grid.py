@@ -2,8 +2,14 @@
 elementwise-style kernels of cholesky.comp and jacobi.comp (batch folded into the item index)."""
 from __future__ import annotations
 
-from vkbackend import runtime
+from vkbackend import dtypes, runtime
 from vkbackend.primitives.launch import grid_groups, workgroup_size
+
+
+def real_defines(dt) -> dict:
+    """The defines of cholesky.comp's and jacobi.comp's float64 variants (F64, and the types it
+    enables) for matrices of dtype dt; none for float32."""
+    return {"F64": 1, **dtypes.type_defines([dt])} if dt == dtypes.float64 else {}
 
 
 def kernel(shader: str, defines: dict | None = None, wg: int | None = None):

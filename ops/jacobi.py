@@ -49,12 +49,10 @@ SWEEPS64_MORE = 20
 
 
 def _types(dt, pairs: bool = False) -> dict:
-    """jacobi.comp's defines for float64 matrices (module docstring of the shader); `pairs`: the
-    SVD_PAIRS kernel, whose workgroup sums take doubles."""
-    if dt != dtypes.float64:
-        return {}
-    d = {"F64": 1, **dtypes.type_defines([dt])}
-    if pairs:
+    """jacobi.comp's defines for matrices of dtype dt (grid.real_defines); `pairs`: the SVD_PAIRS
+    kernel, whose workgroup sums then take doubles."""
+    d = grid.real_defines(dt)
+    if d and pairs:
         d["WG_T64"] = "double"
         if runtime.get().device.has("arithmetic"):
             d["SG_T64"] = 1

@@ -724,10 +724,7 @@ float np_cosh(float x) {
     float ax = abs(x);
     if (isnan(x)) return x;
     if (ax >= 12.0) return half_exp(ax);
-    vec2 e = expm1_pos_df(ax);  // P = e^|x| = 1 + E; (P + 1/P) / 2
-    vec2 t = two_sum(1.0, e.x);
-    precise float lo = t.y + e.y;
-    vec2 p = fast_two_sum(t.x, lo);
+    vec2 p = df_add(vec2(1.0, 0.0), expm1_pos_df(ax));  // P = e^|x| = 1 + E; (P + 1/P) / 2
     vec2 s = df_add(p, df_div(vec2(1.0, 0.0), p));
     return 0.5 * s.x;
 }
