@@ -163,8 +163,8 @@ def main() -> int:
             for name, cases in plan.items():
                 res, meta["torch"] = run_torch(name, cases)
                 refs[name].append(res)
-        import vkbackend as vk
         if rnd == 0:
+            import vkbackend as vk
             dev = vk.device()
             meta.update({"date": datetime.date.today().isoformat(), "vk_device": dev.name, "vk_driver": dev.driver,
                          "host": platform.node(), "python": platform.python_version(), "rounds": rounds})

@@ -48,8 +48,7 @@ def run_vk(case: dict) -> dict:
     if n * dtype.itemsize > vk.device().max_storage_buffer_range:
         return {"skipped": "larger than maxStorageBufferRange"}
     if case.get("fn"):
-        return _math(case, vk.asarray, lambda f, x, y: time_vk(lambda: f(x, y) if y is not None else f(x)),
-                     {fn: getattr(vk, fn) for fn in MATH})
+        return _math(case, vk, vk.asarray, time_vk)
     x, y = vk.asarray(np.ones(n, dtype), dtype=dtype), vk.asarray(np.ones(n, dtype), dtype=dtype)
     if case.get("chain"):  # GB/s of the one pass it needs: x and y read, the result written
         ms = time_vk(lambda: (x * 2.0 + 1.0) * y, fuse=True)
@@ -58,13 +57,14 @@ def run_vk(case: dict) -> dict:
     return {"ms": ms, "gbps": gbps(3 * dtype.itemsize * n, ms)}
 
 
-def _math(case: dict, upload, time_it, fns: dict) -> dict:
+def _math(case: dict, lib, upload, time_it) -> dict:
+    """case["fn"] of `lib` (vkbackend or torch) over float32 data in [1, 2), timed by time_it."""
     import numpy as np
-    n, fn = case["size"], case["fn"]
+    n, f = case["size"], getattr(lib, case["fn"])
     rng = np.random.default_rng(0)
     x = upload(rng.uniform(1, 2, n).astype(np.float32))
-    y = upload(rng.uniform(1, 2, n).astype(np.float32)) if fn == "divide" else None
-    ms = time_it(fns[fn], x, y)
+    y = upload(rng.uniform(1, 2, n).astype(np.float32)) if case["fn"] == "divide" else None
+    ms = time_it((lambda: f(x, y)) if y is not None else (lambda: f(x)))
     return {"ms": ms, "gbps": gbps((3 if y is not None else 2) * 4 * n, ms)}
 
 
@@ -76,9 +76,7 @@ def run_torch(case: dict) -> dict:
         return _latency(case["sync"], lambda: a + 1, lambda r: (ready if r is None else r).cpu(),
                         torch.cuda.synchronize)
     if case.get("fn"):
-        return _math(case, lambda a: torch.as_tensor(a, device="cuda"),
-                     lambda f, x, y: time_torch(lambda: f(x, y) if y is not None else f(x)),
-                     {fn: getattr(torch, fn) for fn in MATH})
+        return _math(case, torch, lambda a: torch.as_tensor(a, device="cuda"), time_torch)
     n, dtype = case["size"], getattr(torch, case.get("dtype", "float32"))
     x, y = torch.ones(n, device="cuda", dtype=dtype), torch.ones(n, device="cuda", dtype=dtype)
     ms = time_torch((lambda: (x * 2.0 + 1.0) * y) if case.get("chain") else (lambda: x + y))
