@@ -35,7 +35,7 @@ def cholesky(x, /, *, upper: bool = False) -> Array:
     name = "cholesky"
     if not isinstance(upper, bool):
         raise TypeError(f"{name}: upper must be a bool, got {upper!r}")
-    a = _square(x, name, float64=True)
+    a = _square(x, name)
     dt = _real(a)
     *batch, n, _ = a.shape
     batch = tuple(batch)

@@ -46,7 +46,7 @@ def _nonfinite(a: Array) -> Array:
 
 
 def _solve(x, name: str, vecs: bool):
-    a = _square(x, name, float64=True)
+    a = _square(x, name)
     dt = _real(a)
     *batch, n, _ = a.shape
     batch = tuple(batch)

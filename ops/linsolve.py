@@ -7,7 +7,7 @@
 
 A = Q R with Q = H_1 ... H_K orthogonal (Householder reflectors) and R upper triangular, so
   det A = det Q * prod diag R, det Q = (-1)^(reflectors with tau != 0) (each one a reflection,
-  det -1; tau = 0 is the identity): no pivoting, no growth, float32 throughout;
+  det -1; tau = 0 is the identity): no pivoting, no growth, in the input's dtype throughout;
   A x = b  <=>  R x = Q^T b, solved by back substitution.
 Back substitution is a loop over the n rows, each a few dispatches over the whole batch and all
 right-hand sides (row i of x, then every row's remainder updated): 4n dispatches, recorded into
@@ -16,8 +16,8 @@ large n wants a blocked triangular solve, which vkbackend does not have.
 
 Singular matrices are not detected (that would need a host sync): det is 0 (or tiny), slogdet's
 sign 0 and logabsdet -inf where a diagonal element of R is exactly 0, solve and inv give inf or
-NaN there (numpy raises LinAlgError). float32 input only, as qr; every check (shapes, dtypes,
-n) comes before any GPU work.
+NaN there (numpy raises LinAlgError). float32 or float64, as qr (solve: float64 if either operand
+is); every check (shapes, dtypes, n) comes before any GPU work.
 """
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ from vkbackend.primitives.operands import integer
 from vkbackend.primitives.matmul import matmul
 from vkbackend.primitives.reduce import prod, sum as _sum
 
-from .qr import _check_float, _check_matrix, qr  # qr's own checks: float32, at least 2-D
+from .qr import _check_float, _check_matrix, _common, _real, qr  # qr's checks: float32/64, >= 2-D
 
 __all__ = ["det", "slogdet", "solve", "inv", "matrix_power", "SlogdetResult"]
 
@@ -46,8 +46,8 @@ SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
 SlogdetResult.__doc__ = "slogdet's result: sign (-1, 0 or 1) and log|det|, each of shape (...)."
 
 
-def _square(x, name: str, float64: bool = False):
-    x = _check_matrix(x, name, float64=float64)
+def _square(x, name: str):
+    x = _check_matrix(x, name, float64=True)
     if x.shape[-1] != x.shape[-2]:
         raise np.linalg.LinAlgError(f"{name}: the last two dimensions must be square, got shape {tuple(x.shape)}")
     return x
@@ -57,36 +57,37 @@ def _factor_signs(a: Array):
     """(diag R (..., n), det Q (..., ) as +-1.0) of a's QR."""
     h, tau = qr(a, mode="raw")  # h: R in its upper triangle (transposed: the diagonal is the same)
     flips = _sum(not_equal(tau, 0), axis=-1, dtype=dtypes.int32)
-    det_q = subtract(1.0, multiply(remainder(flips, 2).astype(dtypes.float32), 2.0))
+    det_q = subtract(1.0, multiply(remainder(flips, 2).astype(a.dtype), 2.0))
     return _diagonal(h, 0), det_q
 
 
 def _empty_batch(a) -> Array | None:
     """det's answer where there is nothing to factor: 1 for 0x0 matrices, else an empty result."""
-    batch = tuple(a.shape[:-2])
+    batch, dt = tuple(a.shape[:-2]), _real(a)
     if a.shape[-1] == 0:
-        return ones(batch, dtypes.float32)
-    return Array.empty(batch, dtypes.float32) if 0 in batch else None
+        return ones(batch, dt)
+    return Array.empty(batch, dt) if 0 in batch else None
 
 
 def det(x, /) -> Array:
-    """The determinants of the square matrices in x (..., n, n), float32: det Q * prod diag R."""
+    """The determinants of the square matrices in x (..., n, n), float32 or float64: det Q * prod
+    diag R."""
     a = _square(x, "det")
     empty = _empty_batch(a)
     if empty is not None:
         return empty
-    d, det_q = _factor_signs(asarray(a, dtypes.float32))
+    d, det_q = _factor_signs(asarray(a, _real(a)))
     return multiply(prod(d, axis=-1), det_q)
 
 
 def slogdet(x, /) -> SlogdetResult:
-    """(sign, log|det|) of the square matrices in x (..., n, n), float32; sign 0 and logabsdet
+    """(sign, log|det|) of the square matrices in x (..., n, n), float32 or float64; sign 0 and logabsdet
     -inf for a matrix whose R has a zero on its diagonal."""
     a = _square(x, "slogdet")
     empty = _empty_batch(a)
     if empty is not None:
-        return SlogdetResult(empty, zeros(empty.shape, dtypes.float32))
-    d, det_q = _factor_signs(asarray(a, dtypes.float32))
+        return SlogdetResult(empty, zeros(empty.shape, empty.dtype))
+    d, det_q = _factor_signs(asarray(a, _real(a)))
     signs = multiply(prod(sign(d), axis=-1), det_q)
     return SlogdetResult(signs, _sum(log(absolute(d)), axis=-1))
 
@@ -100,7 +101,7 @@ def _back_substitute(r: Array, y: Array) -> Array:
     yt = transpose(y, lead + [nb + 1])
     cols = transpose(r, [nb + 1, nb] + list(range(nb))).reshape((n, n) + tuple(batch) + (1,))  # [i][j] = r[j, i]
     diag = transpose(_diagonal(r, 0), [nb] + list(range(nb))).reshape((n,) + tuple(batch) + (1,))
-    xt = Array.empty((n,) + tuple(batch) + (k,), dtypes.float32)
+    xt = Array.empty((n,) + tuple(batch) + (k,), y.dtype)
     for i in range(n - 1, -1, -1):
         xi = divide(yt[i], diag[i])
         xt[i] = xi
@@ -114,7 +115,7 @@ def solve(x1, x2, /) -> Array:
     for every matrix (the standard's and numpy 2's rule); batch dimensions broadcast."""
     name = "solve"
     a = _square(x1, name)
-    b = _check_float(x2, name, "x2")
+    b = _check_float(x2, name, "x2", float64=True)
     if b.ndim == 0:
         raise np.linalg.LinAlgError(f"{name}: x2 is 0-dimensional; expected (..., n, k) or (n,)")
     vector = b.ndim == 1
@@ -129,13 +130,14 @@ def solve(x1, x2, /) -> Array:
     except ValueError:
         raise ValueError(f"{name}: batch dimensions of x1 {tuple(a.shape)} and x2 {tuple(x2.shape)} "
                          "do not broadcast") from None
-    a, b = asarray(a, dtypes.float32), asarray(b, dtypes.float32)
+    dt = _common(a, b)
+    a, b = asarray(a, dt), asarray(b, dt)
     if tuple(a.shape[:-2]) != batch:
         a = broadcast_to(a, batch + (n, n))
     if tuple(b.shape[:-2]) != batch:
         b = broadcast_to(b, batch + (n, k))
     if n == 0 or k == 0 or 0 in batch:
-        out = Array.empty(batch + (n, k), dtypes.float32)
+        out = Array.empty(batch + (n, k), dt)
     else:
         q, r = qr(a)
         nb = len(batch)
@@ -147,19 +149,19 @@ def inv(x, /) -> Array:
     """The inverses of the square matrices in x (..., n, n): solve(x, I)."""
     a = _square(x, "inv")
     n = a.shape[-1]
-    return solve(a, broadcast_to(eye(n, dtype=dtypes.float32), tuple(a.shape)))
+    return solve(a, broadcast_to(eye(n, dtype=_real(a)), tuple(a.shape)))
 
 
 def matrix_power(x, n, /) -> Array:
     """x (..., m, m) to the integer power n: the identity for n = 0, repeated squaring (vk.matmul,
-    float32) for n > 0, and of inv(x) for n < 0."""
+    in x's dtype) for n > 0, and of inv(x) for n < 0."""
     name = "matrix_power"
     n = integer(n, name, "n")
     a = _square(x, name)
     m = a.shape[-1]
     if n == 0:
-        return broadcast_to(eye(m, dtype=dtypes.float32), tuple(a.shape))
-    base = inv(a) if n < 0 else asarray(a, dtypes.float32)
+        return broadcast_to(eye(m, dtype=_real(a)), tuple(a.shape))
+    base = inv(a) if n < 0 else asarray(a, _real(a))
     given = base
     n = abs(n)
     result = None

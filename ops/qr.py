@@ -27,6 +27,11 @@ VKBACKEND_QR_<KEY>=value (tuples comma-separated), declared in KEYS, registered 
 vkbackend/config.py and applied at the first QR call (a malformed value raises ValueError there,
 never at import).
 
+float64 matrices run the same kernels over doubles (their F64 variants, computed in float64): a
+value takes two registers and twice the shared memory, so panels are at most 16 wide
+(_NB64) and qr_update runs 128 invocations over half-height row tiles (_UPDATE_SHAPE); the
+panel's sqrt and divisions are lib/math64.glsl's correctly rounded ones.
+
 Under a loop budget (lavapipe: 65535 counted loop iterations per invocation; see
 docs/loop_budget/matmul_qr.md) panels take larger workgroups or fewer columns so that their row
 passes fit, qr_update and qr_buildt compile with FIXED_TRIPS (only their row tiles count), and
@@ -46,6 +51,7 @@ from vkbackend.primitives.creation import asarray
 from vkbackend.primitives import launch
 from vkbackend.primitives.launch import LoopBudgetError, groups_for, pow2ceil
 from vkbackend.primitives.operands import operand
+from . import grid
 from .tuning import QR_LOOKAHEAD, QR_NB_MAX
 
 __all__ = ["qr", "householder_product", "apply_q", "QRResult"]
@@ -54,7 +60,10 @@ QRResult = namedtuple("QRResult", ["Q", "R"])
 QRResult.__doc__ = "numpy.linalg.qr's result for modes 'reduced' and 'complete': (Q, R)."
 
 _MODES = ("reduced", "complete", "r", "raw")
-_UPDATE_WG = 256   # qr_update.comp's thread mapping assumes it
+# qr_update.comp's workgroup size and row tiles (phases 1 and 3), which its thread mapping assumes:
+# float32, float64 (half the workgroup and tiles: its shared memory within 32 KiB at 8 bytes a value)
+_UPDATE_SHAPE = {4: (256, 64, 128), 8: (128, 32, 64)}
+_NB64 = 16         # the widest block of the float64 kernels (their shared memory, registers)
 _UTIL_WG = 256
 
 # Tunables. GPU: a panel of m rows takes the widest NB (nb_max, then halving down to nb_min) for
@@ -161,6 +170,11 @@ def _real(x) -> np.dtype:
     return dtypes.float64 if isinstance(x, Array) and x.dtype == dtypes.float64 else dtypes.float32
 
 
+def _common(*xs) -> np.dtype:
+    """The dtype checked operands compute in together: float64 if any is a float64 vk.Array."""
+    return dtypes.float64 if any(_real(x) == dtypes.float64 for x in xs) else dtypes.float32
+
+
 def _check_matrix(x, name: str, what: str = "input", float64: bool = False):
     x = _check_float(x, name, what, float64)
     if x.ndim < 2:
@@ -204,7 +218,7 @@ def _util(mode: str, src: Array | None, s_off, s_ld, s_bs, dst: Array, d_off, d_
           rows: int, cols: int, batch: int):
     if rows == 0 or cols == 0 or batch == 0:
         return
-    k = _kernel("qr_util.comp", {mode: 1}, _UTIL_WG)
+    k = _kernel("qr_util.comp", {mode: 1, **grid.real_defines(dst.dtype)}, _UTIL_WG)
     src = src if src is not None else dst
     push = [s_off, s_ld, s_bs, d_off, d_ld, d_bs, rows, cols]
     _dispatch(k, [src.buffer, dst.buffer], push, groups_for(rows * cols, _UTIL_WG), batch,
@@ -224,36 +238,41 @@ class _Panel:
     t_off: int    # offset of its T block within one matrix's T area
 
 
-def _panel_fits_shared(dev, nb: int, wg: int) -> bool:
+def _panel_fits_shared(dev, nb: int, wg: int, size: int = 4) -> bool:
+    """Whether qr_panel.comp's shared memory fits, for elements of `size` bytes."""
     subgroups = dev.has("shuffle") or dev.has("arithmetic")
     slots = -(-wg // max(1, dev.min_subgroup_size)) if subgroups else wg
-    return (slots * nb + 4 * nb + nb * nb) * 4 + 1024 <= dev.max_shared_memory
+    return (slots * nb + 4 * nb + nb * nb) * size + 1024 <= dev.max_shared_memory
 
 
-def _panel_config(m: int):
-    """(NB, workgroup size, rows per thread; 0 = streaming) for a panel of m rows: the widest NB
-    whose rows fit in registers, with the fewest rows per thread, then the smallest workgroup."""
+def _panel_config(m: int, dt=dtypes.float32):
+    """(NB, workgroup size, rows per thread; 0 = streaming) for a panel of m rows of dtype dt: the
+    widest NB whose rows fit in registers, with the fewest rows per thread, then the smallest
+    workgroup. A float64 value takes two registers."""
     dev = _rt().device
+    size = np.dtype(dt).itemsize
+    words = size // 4
 
     def fits_shared(nb, wg):
-        return _panel_fits_shared(dev, nb, wg)
+        return _panel_fits_shared(dev, nb, wg, size)
 
     if dev.is_software:
         wgs = TUNE["sw_panel_wgs"]
 
         def fits_regs(nb, wg, rpt):
-            return rpt * nb <= TUNE["sw_reg_cap"]
+            return rpt * nb * words <= TUNE["sw_reg_cap"]
     else:
         wgs = TUNE["panel_wgs"]
 
         def fits_regs(nb, wg, rpt):
             have = min(TUNE["reg_max"], TUNE["reg_file"] // wg)
-            return rpt * nb + 2 * nb + TUNE["reg_overhead"] <= have
+            return (rpt * nb + 2 * nb) * words + TUNE["reg_overhead"] <= have
     # whole subgroups only (the butterfly reduction shuffles across every lane)
     wgs = sorted({w for w in wgs if w <= dev.max_workgroup_invocations and w % max(1, dev.max_subgroup_size) == 0})
     if not wgs:
         wgs = [max(64, dev.max_subgroup_size)]
-    nb = min(32, pow2ceil(TUNE["nb_max"]))  # qr_update.comp's shared memory holds NB <= 32
+    widest = 32 if words == 1 else _NB64  # qr_update.comp's shared memory holds NB <= 32 (16)
+    nb = min(widest, pow2ceil(TUNE["nb_max"]))
     while nb >= max(4, TUNE["nb_min"]):
         best = None
         for wg in wgs:
@@ -265,7 +284,7 @@ def _panel_config(m: int):
         if best:
             return best
         nb //= 2
-    nb = min(32, max(4, pow2ceil(TUNE["stream_nb"])))
+    nb = min(widest, max(4, pow2ceil(TUNE["stream_nb"])))
     wg = next((w for w in reversed(wgs) if w >= nb and fits_shared(nb, w)), wgs[-1])
     return nb, wg, 0
 
@@ -273,23 +292,24 @@ def _panel_config(m: int):
 _plans: dict = {}
 
 
-def _plan(M: int, N: int) -> tuple[list, int]:
-    """The panels of an M x N factorization and the T area per matrix (cached per shape and TUNE)."""
-    key = (M, N, id(_rt().device), launch.loop_budget(), tuple(TUNE.values()))
+def _plan(M: int, N: int, dt=dtypes.float32) -> tuple[list, int]:
+    """The panels of an M x N factorization of dtype dt and the T area per matrix (cached per
+    shape, dtype and TUNE)."""
+    key = (M, N, dt, id(_rt().device), launch.loop_budget(), tuple(TUNE.values()))
     hit = _plans.get(key)
     if hit is None:
         if len(_plans) > 256:
             _plans.clear()
-        hit = _plans[key] = _make_plan(M, N)
+        hit = _plans[key] = _make_plan(M, N, dt)
     return hit
 
 
-def _make_plan(M: int, N: int) -> tuple[list, int]:
+def _make_plan(M: int, N: int, dt=dtypes.float32) -> tuple[list, int]:
     K = min(M, N)
     panels, p0, t_off = [], 0, 0
     while p0 < K:
-        width, wg, rpt = _panel_config(M - p0)
-        wg, cols = _panel_budget(M - p0, width, wg, rpt)
+        width, wg, rpt = _panel_config(M - p0, dt)
+        wg, cols = _panel_budget(M - p0, width, wg, rpt, np.dtype(dt).itemsize)
         nb = min(cols, N - p0)
         panels.append(_Panel(p0, nb, min(nb, K - p0), width, wg, rpt, t_off))
         t_off += width * width
@@ -325,15 +345,16 @@ def _panel_cost(m: int, nb: int, wg: int, rpt: int, kk: int) -> int:
     return 2 * (_cdiv(nb * nb, wg) + 1) + columns
 
 
-def _update_cost(m: int, nb: int, cw: int) -> int:
-    """qr_update.comp with FIXED_TRIPS: the row tiles of phases 1 (RT = 64) and 3 (RT3 = 128), the
-    load of T, the reduction of W over KSPLIT groups and the product with T."""
-    ksplit = _UPDATE_WG // ((nb // min(nb, 4)) * (cw // 4))
-    w_loop = _cdiv(nb * cw, _UPDATE_WG)
+def _update_cost(m: int, nb: int, cw: int, size: int = 4) -> int:
+    """qr_update.comp with FIXED_TRIPS, elements of `size` bytes: the row tiles of phases 1 (RT)
+    and 3 (RT3), the load of T, the reduction of W over KSPLIT groups and the product with T."""
+    wg, rt, rt3 = _UPDATE_SHAPE[size]
+    ksplit = wg // ((nb // min(nb, 4)) * (cw // 4))
+    w_loop = _cdiv(nb * cw, wg)
     # the two loops over W's entries each hold one loop (KSPLIT partials; a row of T), so their
     # exits count 2
-    return ((_cdiv(m, 64) + 1) + (_cdiv(nb * nb, _UPDATE_WG) + 1) + (w_loop * (ksplit + 2) + 2)
-            + (w_loop * (nb + 2) + 2) + (_cdiv(m, 128) + 1))
+    return ((_cdiv(m, rt) + 1) + (_cdiv(nb * nb, wg) + 1) + (w_loop * (ksplit + 2) + 2)
+            + (w_loop * (nb + 2) + 2) + (_cdiv(m, rt3) + 1))
 
 
 def _buildt_cost(m: int, nb: int) -> int:
@@ -347,7 +368,7 @@ def _util_cost(items: int) -> int:
     return _cdiv(items, groups_for(items, _UTIL_WG) * _UTIL_WG) + 1
 
 
-def _panel_budget(m: int, width: int, wg: int, rpt: int) -> tuple[int, int]:
+def _panel_budget(m: int, width: int, wg: int, rpt: int, size: int = 4) -> tuple[int, int]:
     """(workgroup size, columns per panel <= width) keeping the panel kernel inside the loop budget:
     the planned ones where they fit (always without a budget); else, streaming, the smallest larger
     workgroup that fits all width columns (fewer row trips), or the one fitting the most."""
@@ -363,7 +384,7 @@ def _panel_budget(m: int, width: int, wg: int, rpt: int) -> tuple[int, int]:
         dev = _rt().device
         w = wg * 2
         while w <= dev.max_workgroup_invocations:
-            if w % max(1, dev.max_subgroup_size) == 0 and _panel_fits_shared(dev, width, w):
+            if w % max(1, dev.max_subgroup_size) == 0 and _panel_fits_shared(dev, width, w, size):
                 best = max(best, (cols(w), -w))
             w *= 2
     if best[0] < 1:
@@ -373,21 +394,23 @@ def _panel_budget(m: int, width: int, wg: int, rpt: int) -> tuple[int, int]:
     return -best[1], best[0]
 
 
-def _check_budget(name: str, M: int, widths, util_items: int, buildt: bool = False) -> None:
+def _check_budget(name: str, M: int, widths, util_items: int, buildt: bool = False, dt=dtypes.float32) -> None:
     """LoopBudgetError before any GPU work if the row passes of qr_update (and qr_buildt) over M
     rows, or a qr_util pass over util_items, exceed the loop budget."""
     budget = launch.loop_budget()
     if budget is None or M == 0:
         return
+    size = np.dtype(dt).itemsize
+    _, rt, rt3 = _UPDATE_SHAPE[size]
     for nb in set(widths):
-        cost = max(_update_cost(M, nb, cw) for cw in (8, 16, 32))
+        cost = max(_update_cost(M, nb, cw, size) for cw in (8, 16, 32))
         if buildt:
             cost = max(cost, _buildt_cost(M, nb))
         if cost > budget:
-            fixed = max(_update_cost(0, nb, cw) for cw in (8, 16, 32))
+            fixed = max(_update_cost(0, nb, cw, size) for cw in (8, 16, 32))
             raise LoopBudgetError(f"{name}: {M} rows: one pass of a {nb}-column block reflector over them "
                                   f"counts {cost} loop iterations per invocation, more than the device's "
-                                  f"loop budget of {budget} (about {max(0, budget - fixed) * 128 // 3} rows "
+                                  f"loop budget of {budget} (about {max(0, budget - fixed) * rt * rt3 // (rt + rt3)} rows "
                                   "fit)")
     if _util_cost(util_items) > budget:
         raise LoopBudgetError(f"{name}: {util_items} elements need {_util_cost(util_items)} loop iterations "
@@ -409,10 +432,10 @@ def _apply_block(v: Array, v_off, v_ld, v_bs, m, kk, width, t: Array, t_off, t_b
     if m <= 0 or ncols <= 0 or kk <= 0 or batch == 0:
         return
     cw = _update_cw(ncols, batch)
-    defines = {"NB": width, "CW": cw}
+    defines = {"NB": width, "CW": cw, **grid.real_defines(c.dtype)}
     if trans:
         defines["TRANS_T"] = 1
-    k = _kernel("qr_update.comp", defines, _UPDATE_WG)
+    k = _kernel("qr_update.comp", defines, _UPDATE_SHAPE[c.dtype.itemsize][0])
     push = [v_off, v_ld, v_bs, m, kk, t_off, t_bs, c_off, c_ld, c_bs, ncols]
     _dispatch(k, [v.buffer, t.buffer, c.buffer], push, -(-ncols // cw), batch,
               ((0, 2), (5, 6), (7, 9)), barrier)
@@ -426,18 +449,19 @@ def _factor(a: Array):
     remaining columns side by side (no barrier between them)."""
     *batch, M, N = a.shape
     B, K = math.prod(batch), min(M, N)
-    panels, tsize = _plan(M, N)  # LoopBudgetError before any GPU work
-    h = Array.empty(a.shape, dtypes.float32)
+    dt = a.dtype
+    panels, tsize = _plan(M, N, dt)  # LoopBudgetError before any GPU work
+    h = Array.empty(a.shape, dt)
     _util("COPY", a, a.offset, N, M * N, h, h.offset, N, M * N, M, N, B)
-    tau = Array.empty(tuple(batch) + (K,), dtypes.float32)
-    T = Array.empty((max(1, B * tsize),), dtypes.float32)
+    tau = Array.empty(tuple(batch) + (K,), dt)
+    T = Array.empty((max(1, B * tsize),), dt)
     if B == 0 or not panels:
         return h, tau, T, panels, tsize
     lookahead = bool(TUNE["lookahead"])
     sw = _rt().device.is_software
 
     def factor_panel(pl, barrier=True):
-        defines = {"NB": pl.width}
+        defines = {"NB": pl.width, **grid.real_defines(dt)}
         if pl.rpt:
             defines["RPT"] = pl.rpt
             if TUNE["sw_unroll_k" if sw else "unroll_k"]:
@@ -477,7 +501,7 @@ def _form_q(h: Array, h_bs: int, N: int, blocks, T: Array, t_bs: int, M: int, nc
     """Q[:, :ncols] of the reflectors in h (row stride N): the blocks applied backward to I.
     blocks: (p0, kk, width, t_off) for each block."""
     B = math.prod(batch)
-    Q = Array.empty(tuple(batch) + (M, ncols), dtypes.float32)
+    Q = Array.empty(tuple(batch) + (M, ncols), h.dtype)
     _util("EYE", None, 0, 0, 0, Q, Q.offset, ncols, M * ncols, M, ncols, B)
     for p0, kk, width, t_off in reversed(blocks):
         if p0 >= ncols:
@@ -489,20 +513,21 @@ def _form_q(h: Array, h_bs: int, N: int, blocks, T: Array, t_bs: int, M: int, nc
 
 
 def _triu(h: Array, batch: tuple, M: int, N: int, rows: int) -> Array:
-    R = Array.empty(tuple(batch) + (rows, N), dtypes.float32)
+    R = Array.empty(tuple(batch) + (rows, N), h.dtype)
     _util("TRIU", h, h.offset, N, M * N, R, R.offset, N, rows * N, rows, N, math.prod(batch))
     return R
 
 
 def _transpose(x: Array) -> Array:
     *batch, M, N = x.shape
-    out = Array.empty(tuple(batch) + (N, M), dtypes.float32)
+    out = Array.empty(tuple(batch) + (N, M), x.dtype)
     _util("TRANSPOSE", x, x.offset, N, M * N, out, out.offset, M, M * N, M, N, math.prod(batch))
     return out
 
 
 def qr(a, mode: str = "reduced"):
-    """numpy.linalg.qr for (..., M, N) float32 arrays, computed on the GPU (blocked Householder).
+    """numpy.linalg.qr for (..., M, N) float32 or float64 arrays, computed on the GPU in their
+    dtype (blocked Householder).
 
     mode 'reduced' -> QRResult(Q (..., M, K), R (..., K, N)), K = min(M, N);
          'complete' -> QRResult(Q (..., M, M), R (..., M, N));
@@ -514,16 +539,17 @@ def qr(a, mode: str = "reduced"):
     if not isinstance(mode, str) or mode not in _MODES:
         raise ValueError(f"qr: unrecognized mode {mode!r}: expected one of {', '.join(map(repr, _MODES))}")
     _tune_from_env()
-    a = _check_matrix(a, "qr")
+    a = _check_matrix(a, "qr", float64=True)
+    dt = _real(a)
     *batch, M, N = a.shape
     batch = tuple(batch)
     K = min(M, N)
     if K:  # the loop budget, before any GPU work
-        panels = _plan(M, N)[0]
+        panels = _plan(M, N, dt)[0]
         updates = mode in ("reduced", "complete") or len(panels) > 1  # Q, or trailing columns
         _check_budget("qr", M, [pl.width for pl in panels] if updates else (),
-                      max(M, N) * max(M, N) if mode == "complete" else M * N)
-    a = asarray(a, dtypes.float32)
+                      max(M, N) * max(M, N) if mode == "complete" else M * N, dt=dt)
+    a = asarray(a, dt)
     h, tau, T, panels, tsize = _factor(a)
     if mode == "raw":
         return _transpose(h), tau
@@ -539,8 +565,8 @@ def qr(a, mode: str = "reduced"):
 # -- reflectors given by (h, tau) ------------------------------------------------------------------
 
 def _check_reflectors(h, tau, name: str):
-    h = _check_matrix(h, name, "h")
-    tau = _check_float(tau, name, "tau")
+    h = _check_matrix(h, name, "h", float64=True)
+    tau = _check_float(tau, name, "tau", float64=True)
     if tau.ndim < 1:
         raise ValueError(f"{name}: tau must have at least one dimension (..., K)")
     *hb, M, N = h.shape
@@ -552,10 +578,11 @@ def _check_reflectors(h, tau, name: str):
     return h, tau
 
 
-def _apply_nb(M: int) -> int:
-    """Block width for reflectors over M rows: TUNE's, narrower where T's recurrence in qr_buildt
-    would not fit the loop budget (_check_budget then raises if even 8 does not)."""
-    nb = min(32, max(4, pow2ceil(TUNE["apply_nb"])))  # qr_buildt.comp: NB*NB <= 4 * 256
+def _apply_nb(M: int, dt=dtypes.float32) -> int:
+    """Block width for reflectors over M rows of dtype dt: TUNE's, narrower where T's recurrence in
+    qr_buildt would not fit the loop budget (_check_budget then raises if even 8 does not)."""
+    widest = 32 if dt == dtypes.float32 else _NB64  # qr_buildt.comp: NB*NB <= 4 * 256
+    nb = min(widest, max(4, pow2ceil(TUNE["apply_nb"])))
     budget = launch.loop_budget()
     while budget is not None and nb > 8 and _buildt_cost(M, nb) > budget:
         nb //= 2
@@ -569,9 +596,9 @@ def _build_t(h: Array, tau: Array, width: int):
     B = math.prod(batch)
     nblocks = -(-K // width)
     tsize = nblocks * width * width
-    T = Array.empty((max(1, B * tsize),), dtypes.float32)
+    T = Array.empty((max(1, B * tsize),), h.dtype)
     if nblocks and B:
-        k = _kernel("qr_buildt.comp", {"NB": width}, 256)
+        k = _kernel("qr_buildt.comp", {"NB": width, **grid.real_defines(h.dtype)}, 256)
         push = [h.offset, N, M * N, M, K, tau.offset, K, T.offset, tsize]
         _dispatch(k, [h.buffer, tau.buffer, T.buffer], push, nblocks, B, ((0, 2), (5, 6), (7, 8)))
     blocks = [(i * width, min(width, K - i * width), width, i * width * width) for i in range(nblocks)]
@@ -587,9 +614,10 @@ def householder_product(h, tau) -> Array:
     *batch, M, N = h.shape
     if M < N:
         raise ValueError(f"householder_product: h of shape {(M, N)} needs M >= N")
-    nb = _apply_nb(M)
-    _check_budget("householder_product", M, [nb], M * N, buildt=True)
-    h, tau = asarray(h, dtypes.float32), asarray(tau, dtypes.float32)
+    dt = _common(h, tau)
+    nb = _apply_nb(M, dt)
+    _check_budget("householder_product", M, [nb], M * N, buildt=True, dt=dt)
+    h, tau = asarray(h, dt), asarray(tau, dt)
     T, tsize, blocks = _build_t(h, tau, nb)
     return _form_q(h, M * N, N, blocks, T, tsize, M, N, tuple(batch))
 
@@ -602,23 +630,24 @@ def apply_q(h, tau, c, transpose: bool = False, side: str = "left") -> Array:
         raise ValueError(f"apply_q: side must be 'left' or 'right', got {side!r}")
     _tune_from_env()
     h, tau = _check_reflectors(h, tau, "apply_q")
-    c = _check_matrix(c, "apply_q", "c")
+    c = _check_matrix(c, "apply_q", "c", float64=True)
     *hb, M, N = h.shape
     *cb, c0, c1 = c.shape
     if (c0 if side == "left" else c1) != M:
         raise ValueError(f"apply_q: c of shape {c.shape} does not match Q of order {M} on the {side}")
     if hb and tuple(hb) != tuple(cb):
         raise ValueError(f"apply_q: batch dimensions of h {tuple(hb)} and c {tuple(cb)} differ")
-    nb = _apply_nb(M)
-    _check_budget("apply_q", M, [nb], c0 * c1, buildt=True)
-    h, tau, c = (asarray(x, dtypes.float32) for x in (h, tau, c))
+    dt = _common(h, tau, c)
+    nb = _apply_nb(M, dt)
+    _check_budget("apply_q", M, [nb], c0 * c1, buildt=True, dt=dt)
+    h, tau, c = (asarray(x, dt) for x in (h, tau, c))
     B = math.prod(cb)
     T, tsize, blocks = _build_t(h, tau, nb)
     h_bs, t_bs = (M * N, tsize) if hb else (0, 0)
     # Work on a copy in the "left" orientation: (..., M, P). The right side is the left one transposed:
     # c Q = (Q^T c^T)^T.
     if side == "left":
-        out = Array.empty(c.shape, dtypes.float32)
+        out = Array.empty(c.shape, dt)
         _util("COPY", c, c.offset, c1, c0 * c1, out, out.offset, c1, c0 * c1, c0, c1, B)
         P = c1
         trans = bool(transpose)

@@ -1,6 +1,6 @@
 """vk.linalg.svd, svdvals, pinv, matrix_rank and matrix_norm's ord 2, -2 and 'nuc': singular values
-by one-sided (Hestenes) Jacobi on the GPU (ops/jacobi.py, shaders/ops/jacobi.comp), float32
-(and float64 but for svd and pinv), batched over leading dimensions, recorded without a host sync.
+by one-sided (Hestenes) Jacobi on the GPU (ops/jacobi.py, shaders/ops/jacobi.comp), float32 or
+float64 (computed in it), batched over leading dimensions, recorded without a host sync.
 
     U, S, Vh = vk.linalg.svd(x)                      # x (..., m, n) = U diag(S) Vh, S descending
     U, S, Vh = vk.linalg.svd(x, full_matrices=False)
@@ -14,9 +14,8 @@ even where a singular value is 0 or tiny, and the complete mode gives full_matri
 columns. Each matrix is scaled by a power of two near its largest |element| first (exact), so
 that the squared column norms neither overflow nor underflow.
 
-A matrix holding NaN or inf gets NaN throughout its results (numpy raises LinAlgError). svdvals,
-matrix_rank and matrix_norm take float64 too (computed in it: jacobi.SWEEPS64_MORE); svd and pinv,
-whose U comes from the float32-only QR, float32 only. Every check comes before any GPU work.
+A matrix holding NaN or inf gets NaN throughout its results (numpy raises LinAlgError). float64
+runs more Jacobi sweeps (jacobi.SWEEPS64_MORE). Every check comes before any GPU work.
 """
 from __future__ import annotations
 
@@ -86,27 +85,28 @@ def svdvals(x, /) -> Array:
 
 
 def svd(x, /, *, full_matrices: bool = True) -> SVDResult:
-    """The array API's (and numpy's) svd for float32 x (..., m, n): SVDResult(U, S, Vh) with
+    """The array API's (and numpy's) svd for float32 or float64 x (..., m, n): SVDResult(U, S, Vh) with
     x = U diag(S) Vh, S (..., k) descending, k = min(m, n); U (..., m, m) and Vh (..., n, n) with
     full_matrices, else (..., m, k) and (..., k, n)."""
     name = "svd"
     if not isinstance(full_matrices, bool):
         raise TypeError(f"{name}: full_matrices must be a bool, got {full_matrices!r}")
-    a = _check_matrix(x, name)
+    a = _check_matrix(x, name, float64=True)
+    dt = _real(a)
     *batch, m, n = a.shape
     batch = tuple(batch)
     K = min(m, n)
     if math.prod(batch) == 0 or K == 0:
-        eye_u = broadcast_to(eye(m, dtype=dtypes.float32), batch + (m, m)).copy()
-        eye_v = broadcast_to(eye(n, dtype=dtypes.float32), batch + (n, n)).copy()
+        eye_u = broadcast_to(eye(m, dtype=dt), batch + (m, m)).copy()
+        eye_v = broadcast_to(eye(n, dtype=dt), batch + (n, n)).copy()
         if full_matrices:
-            return SVDResult(eye_u, Array.empty(batch + (K,), dtypes.float32), eye_v)
-        return SVDResult(Array.empty(batch + (m, K), dtypes.float32), Array.empty(batch + (K,), dtypes.float32),
-                         Array.empty(batch + (K, n), dtypes.float32))
+            return SVDResult(eye_u, Array.empty(batch + (K,), dt), eye_v)
+        return SVDResult(Array.empty(batch + (m, K), dt), Array.empty(batch + (K,), dt),
+                         Array.empty(batch + (K, n), dt))
     M = max(m, n)
     mode = "complete" if full_matrices else "reduced"
-    _qr_check(M, K, mode)
-    t, scale, flipped, bad = _tall(asarray(a, dtypes.float32), True)
+    _qr_check(M, K, mode, dt)
+    t, scale, flipped, bad = _tall(asarray(a, dt), True)
     w, v = jacobi.svd_jacobi(t, True)
     s = norms.vector_norm(w, axis=-2)
     order = argsort(s, axis=-1, descending=True)
@@ -115,7 +115,7 @@ def svd(x, /, *, full_matrices: bool = True) -> SVDResult:
     q, r = qr(take_along_axis(w, cols, axis=-1), mode=mode)
     sign = where(less(_diagonal(r, 0), 0), -1.0, 1.0)
     if q.shape[-1] > K:  # the completed basis: its columns as they are
-        sign = concat([sign, ones(batch + (q.shape[-1] - K,), dtypes.float32)], axis=-1)
+        sign = concat([sign, ones(batch + (q.shape[-1] - K,), dt)], axis=-1)
     u = multiply(q, sign.reshape(batch + (1, q.shape[-1])))
     v = take_along_axis(v, cols, axis=-1)
     s = multiply(s, scale)
@@ -124,12 +124,12 @@ def svd(x, /, *, full_matrices: bool = True) -> SVDResult:
     return SVDResult(_nan_where(bad, u), _nan_where(bad, s), _nan_where(bad, matrix_transpose(v)))
 
 
-def _qr_check(M: int, K: int, mode: str) -> None:
-    """qr's own loop-budget check for the QR of U, before any GPU work."""
+def _qr_check(M: int, K: int, mode: str, dt) -> None:
+    """qr's own loop-budget check for the QR of U (dtype dt), before any GPU work."""
     from .qr import _check_budget, _plan, _tune_from_env
     _tune_from_env()
-    panels = _plan(M, K)[0]
-    _check_budget("svd", M, [pl.width for pl in panels], M * M if mode == "complete" else M * K)
+    panels = _plan(M, K, dt)[0]
+    _check_budget("svd", M, [pl.width for pl in panels], M * M if mode == "complete" else M * K, dt=dt)
 
 
 def _rtol(rtol, name: str, batch: tuple, m: int, n: int, dt=dtypes.float32):
@@ -179,14 +179,15 @@ def matrix_rank(x, /, *, rtol=None) -> Array:
 def pinv(x, /, *, rtol=None) -> Array:
     """The array API's pinv: the Moore-Penrose pseudo-inverse (..., n, m) of x (..., m, n), from
     its SVD with the singular values up to rtol * the largest taken as 0 (rtol default
-    max(m, n) * eps(float32))."""
+    max(m, n) * eps of x's dtype, float32 or float64)."""
     name = "pinv"
-    a = _check_matrix(x, name)
+    a = _check_matrix(x, name, float64=True)
     *batch, m, n = a.shape
     batch = tuple(batch)
-    tol = _rtol(rtol, name, batch, m, n)
+    dt = _real(a)
+    tol = _rtol(rtol, name, batch, m, n, dt)
     if math.prod(batch) == 0 or min(m, n) == 0:
-        return zeros(batch + (n, m), dtypes.float32)
+        return zeros(batch + (n, m), dt)
     u, s, vh = svd(a, full_matrices=False)
     keep = greater(s, _cutoff(s, tol, batch))
     inv_s = where(keep, divide(1.0, where(keep, s, 1.0)), 0.0)

@@ -3,6 +3,7 @@
 #extension GL_EXT_control_flow_attributes : enable
 #include "lib/common.glsl"
 // @variants NB=8|16|32 ?FIXED_TRIPS
+// @variants NB=8|16 ?FIXED_TRIPS F64 VK_WIDE VK_MATH64
 // FIXED_TRIPS: the loops inside a row tile and over the 4 entries of G run fixed trip counts
 // ([[unroll]], guarded), so that a device's loop budget (lavapipe) counts only the row tiles and
 // T's recurrence (ops/qr.py: _buildt_cost).
@@ -20,9 +21,15 @@
 #error "define NB"
 #endif
 
-layout(std430, binding = 0) readonly buffer HBuf { float h[]; };
-layout(std430, binding = 1) readonly buffer TauBuf { float tau_in[]; };
-layout(std430, binding = 2) writeonly buffer TBuf { float t_out[]; };
+// F64: float64 reflectors (NB <= 16: shared memory within 32 KiB).
+#ifdef F64
+#define T double
+#else
+#define T float
+#endif
+layout(std430, binding = 0) readonly buffer HBuf { T h[]; };
+layout(std430, binding = 1) readonly buffer TauBuf { T tau_in[]; };
+layout(std430, binding = 2) writeonly buffer TBuf { T t_out[]; };
 
 layout(push_constant) uniform Push {
     uint h_off; uint ld; uint h_bs;
@@ -34,16 +41,16 @@ layout(push_constant) uniform Push {
 
 const uint RT = 64u;
 const uint NBP = NB + 1u;
-shared float vs[RT * NBP];
-shared float g_sh[NB * NB];
-shared float t_sh[NB * NB];
+shared T vs[RT * NBP];
+shared T g_sh[NB * NB];
+shared T t_sh[NB * NB];
 
 // Element e of the row tile at r0 (RT x NB) of V into shared memory.
 #define V_LOAD(e) {                                                                          \
             uint rr = (e) / NB, j = (e) % NB;                                               \
             uint r = r0 + rr;                                                               \
-            float v = 0.0;                                                                  \
-            if (r < m && j < kk) v = r > j ? h[base + r * p.ld + j] : (r == j ? 1.0 : 0.0); \
+            T v = T(0.0);                                                                   \
+            if (r < m && j < kk) v = r > j ? h[base + r * p.ld + j] : T(r == j ? 1.0 : 0.0); \
             vs[rr * NBP + j] = v;                                                           \
         }
 
@@ -56,7 +63,7 @@ void main() {
     uint base = p.h_off + b * p.h_bs + p0 * p.ld + p0;
 
     // Each thread accumulates the entries e = tid + q * WG_SIZE (q < 4: NB*NB <= 4 * WG_SIZE) of G.
-    float acc[4];
+    T acc[4];
     FIXED for (uint q = 0u; q < 4u; q++) acc[q] = 0.0;
     for (uint r0 = 0u; r0 < m; r0 += RT) {
 #ifdef FIXED_TRIPS
@@ -73,7 +80,7 @@ void main() {
             uint e = tid + q * WG_SIZE;
             if (e < NB * NB) {
                 uint i = e / NB, j = e % NB;
-                float s = acc[q];
+                T s = acc[q];
 #ifdef FIXED_TRIPS
                 [[unroll]] for (uint rr = 0u; rr < RT; rr++)
                     if (rr < rows) s += vs[rr * NBP + i] * vs[rr * NBP + j];
@@ -94,7 +101,7 @@ void main() {
         uint i = tid;
         t_sh[i * NB + i] = tau_in[p.tau_off + b * p.tau_bs + p0 + i];
         for (uint k = i + 1u; k < kk; k++) {
-            float s = 0.0;
+            T s = 0.0;
             for (uint l = i; l < k; l++) s += t_sh[i * NB + l] * g_sh[l * NB + k];
             t_sh[i * NB + k] = -tau_in[p.tau_off + b * p.tau_bs + p0 + k] * s;
         }

@@ -4,6 +4,8 @@
 #include "lib/common.glsl"
 // @variants NB=8|16|32 RPT=1|2|4|8 ?UNROLL_K
 // @variants NB=8|16|32 STREAM
+// @variants NB=8|16 RPT=1|2|4|8 ?UNROLL_K F64 VK_WIDE VK_MATH64
+// @variants NB=8|16 STREAM F64 VK_WIDE VK_MATH64
 // QR panel: one workgroup factorises one tall-skinny panel (m rows x nb <= NB columns, starting at
 // element (p0, p0) of a row-major matrix) by Householder reflections, in place, LAPACK's way:
 // R on and above the diagonal, the reflectors v (unit diagonal implied) below it, tau[k], and the
@@ -24,6 +26,18 @@
 // the column index folds away and a step updates only the columns right of the pivot (GPUs; a CPU
 // JIT would take minutes). QR_NO_UNROLL: [[dont_unroll]] instead of [[unroll]] (faster compiles on
 // software rasterizers, slower runs). Batch: gl_WorkGroupID.z. Workgroup size >= NB, whole subgroups.
+// F64: float64 matrices (with VK_WIDE VK_MATH64: lib/math64.glsl's correctly rounded sqrt and
+// divide, where the device's own may be only float32-accurate).
+#ifdef F64
+#include "lib/math.glsl"
+#define T double
+#define QR_SQRT np_sqrt
+#define QR_DIV np_divide
+#else
+#define T float
+#define QR_SQRT sqrt
+#define QR_DIV(a, b) ((a) / (b))
+#endif
 #ifdef QR_NO_UNROLL
 #define UNROLL [[dont_unroll]]
 #else
@@ -36,9 +50,9 @@
 #error "define RPT or STREAM"
 #endif
 
-layout(std430, binding = 0) buffer HBuf { float h[]; };
-layout(std430, binding = 1) writeonly buffer TauBuf { float tau_out[]; };
-layout(std430, binding = 2) writeonly buffer TBuf { float t_out[]; };
+layout(std430, binding = 0) buffer HBuf { T h[]; };
+layout(std430, binding = 1) writeonly buffer TauBuf { T tau_out[]; };
+layout(std430, binding = 2) writeonly buffer TBuf { T t_out[]; };
 
 layout(push_constant) uniform Push {
     uint h_off;   // element (p0, p0) of matrix 0
@@ -58,12 +72,12 @@ layout(push_constant) uniform Push {
 #else
 #define RED_SLOTS WG_SIZE
 #endif
-shared float red_part[RED_SLOTS * NB];  // per-subgroup (or per-thread) partial sums
-shared float red_sh[2 * NB];            // the sums, double-buffered by step parity
-shared float rowk_sh[2 * NB];           // the pivot row, double-buffered by step parity
-shared float t_sh[NB * NB];             // T transposed: t_sh[l*NB + i] = T[i][l]
+shared T red_part[RED_SLOTS * NB];  // per-subgroup (or per-thread) partial sums
+shared T red_sh[2 * NB];            // the sums, double-buffered by step parity
+shared T rowk_sh[2 * NB];           // the pivot row, double-buffered by step parity
+shared T t_sh[NB * NB];             // T transposed: t_sh[l*NB + i] = T[i][l]
 
-float part[NB];  // this thread's partial sums of the step
+T part[NB];  // this thread's partial sums of the step
 
 // red_sh[par*NB + j] = sum over the workgroup of part[j] (visible to all on return).
 void reduce_nb(uint par) {
@@ -80,8 +94,8 @@ void reduce_nb(uint par) {
             bool up = (lane & o) != 0u;
             uint hh = NB >> (st + 1u);
             UNROLL for (uint i = 0u; i < hh; i++) {
-                float send = up ? part[i] : part[i + hh];
-                float keep = up ? part[i + hh] : part[i];
+                T send = up ? part[i] : part[i + hh];
+                T keep = up ? part[i + hh] : part[i];
                 part[i] = keep + subgroupShuffleXor(send, o);
             }
             cnt = hh;
@@ -95,18 +109,18 @@ void reduce_nb(uint par) {
     }
     barrier();
     if (tid < NB) {
-        float s = 0.0;
+        T s = 0.0;
         for (uint g = 0u; g < gl_NumSubgroups; g++) s += red_part[g * NB + tid];
         red_sh[par * NB + tid] = s;
     }
 #elif defined(HAS_SUBGROUP_ARITHMETIC)
     UNROLL for (uint j = 0u; j < NB; j++) {
-        float s = subgroupAdd(part[j]);
+        T s = subgroupAdd(part[j]);
         if (subgroupElect()) red_part[gl_SubgroupID * NB + j] = s;
     }
     barrier();
     if (tid < NB) {
-        float s = 0.0;
+        T s = 0.0;
         for (uint g = 0u; g < gl_NumSubgroups; g++) s += red_part[g * NB + tid];
         red_sh[par * NB + tid] = s;
     }
@@ -114,7 +128,7 @@ void reduce_nb(uint par) {
     UNROLL for (uint j = 0u; j < NB; j++) red_part[tid * NB + j] = part[j];
     barrier();
     if (tid < NB) {
-        float s = 0.0;
+        T s = 0.0;
         for (uint g = 0u; g < WG_SIZE; g++) s += red_part[g * NB + tid];
         red_sh[par * NB + tid] = s;
     }
@@ -127,12 +141,12 @@ void reduce_nb(uint par) {
 #else
 #define ROWS RPT
 #endif
-float a[ROWS][NB];  // this thread's rows of the panel (STREAM: the row at hand)
+T a[ROWS][NB];  // this thread's rows of the panel (STREAM: the row at hand)
 // After the step's reduction: u[j] = tau * v_k^T a_j for j > k (the update), V_j^T v_k for j < k (T).
-float u[NB];
+T u[NB];
 
-float pick(uint i, uint k) {
-    float x = 0.0;
+T pick(uint i, uint k) {
+    T x = 0.0;
     UNROLL for (uint j = 0u; j < NB; j++) x = (j == k) ? a[i][j] : x;
     return x;
 }
@@ -140,7 +154,7 @@ float pick(uint i, uint k) {
 // Accumulate row i's share of the step-k sums; the pivot row goes to shared memory.
 void row_accum(uint i, uint rr, uint k, uint par) {
     if (rr > k) {
-        float x = pick(i, k);
+        T x = pick(i, k);
         UNROLL for (uint j = 0u; j < NB; j++) part[j] += x * a[i][j];
     } else if (rr == k) {
         UNROLL for (uint j = 0u; j < NB; j++) rowk_sh[par * NB + j] = a[i][j];
@@ -149,10 +163,10 @@ void row_accum(uint i, uint rr, uint k, uint par) {
 
 // Apply H_k to row i if it is at or below the pivot: a_j -= c * u_j for j > k, c = v_r (1 on the
 // pivot row); column k becomes v_r (beta on the pivot row).
-void row_update(uint i, uint rr, uint k, float beta, float scale) {
+void row_update(uint i, uint rr, uint k, T beta, T scale) {
     if (rr >= k) {
-        float c = rr > k ? pick(i, k) * scale : 1.0;
-        float rk = rr > k ? c : beta;
+        T c = rr > k ? pick(i, k) * scale : T(1.0);
+        T rk = rr > k ? c : beta;
         UNROLL for (uint j = 0u; j < NB; j++)
             a[i][j] = (j == k) ? rk : ((j > k) ? a[i][j] - c * u[j] : a[i][j]);
     }
@@ -181,22 +195,22 @@ void panel_step(uint k, uint tid, uint base, uint b) {
 #endif
     reduce_nb(par);
 
-    float alpha = rowk_sh[par * NB + k];
-    float sigma = red_sh[par * NB + k];
-    float tau, beta, scale;
+    T alpha = rowk_sh[par * NB + k];
+    T sigma = red_sh[par * NB + k];
+    T tau, beta, scale;
     if (sigma == 0.0) {
         // Nothing below the pivot: H = I (LAPACK's tau = 0; R keeps alpha with its sign).
         tau = 0.0;
         beta = alpha;
         scale = 1.0;
     } else {
-        float xnorm = sqrt(alpha * alpha + sigma);
+        T xnorm = QR_SQRT(alpha * alpha + sigma);
         beta = alpha >= 0.0 ? -xnorm : xnorm;
-        tau = (beta - alpha) / beta;
-        scale = 1.0 / (alpha - beta);
+        tau = QR_DIV(beta - alpha, beta);
+        scale = QR_DIV(T(1.0), alpha - beta);
     }
     UNROLL for (uint j = 0u; j < NB; j++) {
-        float w = rowk_sh[par * NB + j] + red_sh[par * NB + j] * scale;
+        T w = rowk_sh[par * NB + j] + red_sh[par * NB + j] * scale;
         u[j] = (j > k) ? tau * w : w;
     }
 
@@ -219,7 +233,7 @@ void panel_step(uint k, uint tid, uint base, uint b) {
     // (row i of T is only ever written and read by thread i: no barrier of its own). With UNROLL_K
     // the loop has a constant length and its loads go out together.
     if (tid < k) {
-        float s = 0.0;
+        T s = 0.0;
         UNROLL for (uint l = 0u; l < NB; l++)
             if (l < k && l >= tid) s += t_sh[l * NB + tid] * u[l];
         t_sh[k * NB + tid] = -tau * s;

@@ -4,6 +4,8 @@
 #include "lib/common.glsl"
 // @variants NB=8|16|32 CW=8|16|32 ?TRANS_T
 // @variants NB=8|16|32 CW=8|16|32 FIXED_TRIPS
+// @variants NB=8|16 CW=8|16|32 ?TRANS_T F64 VK_WIDE VK_MATH64
+// @variants NB=8|16 CW=8|16|32 ?TRANS_T FIXED_TRIPS F64 VK_WIDE VK_MATH64
 // QR_NO_UNROLL: [[dont_unroll]] (faster compiles on software rasterizers, slower runs).
 // FIXED_TRIPS: the loops inside a row tile run fixed trip counts ([[unroll]], guarded), so that a
 // device's loop budget (lavapipe) counts only the row tiles themselves (ops/qr.py: _update_cost).
@@ -21,7 +23,9 @@
 // V: m x NB, unit lower trapezoidal, read from below the diagonal of a row-major matrix (element
 // (0, 0) of the panel at v_off); only its first kk columns are reflectors, the rest read as zero.
 // C: m x ncols at c_off (row stride c_ld); may be the same buffer as V (disjoint columns).
-// Defines: NB, CW (4..32, powers of two), TRANS_T. Workgroup size: 256. Batch: gl_WorkGroupID.z.
+// Defines: NB, CW (4..32, powers of two), TRANS_T. Workgroup size: 256 (F64: 128). Batch: gl_WorkGroupID.z.
+// F64: float64 matrices, in a workgroup of 128 with row tiles of 32 and 64 (RT, RT3), so that the
+// shared memory (NB <= 16) stays within 32 KiB (lavapipe's limit) at twice the element size.
 #ifndef NB
 #error "define NB"
 #endif
@@ -29,9 +33,20 @@
 #error "define CW"
 #endif
 
-layout(std430, binding = 0) readonly buffer VBuf { float vbuf[]; };
-layout(std430, binding = 1) readonly buffer TBuf { float tbuf[]; };
-layout(std430, binding = 2) buffer CBuf { float cbuf[]; };
+#ifdef F64
+#define T double
+const uint WGU = 128u;  // the thread mappings below assume it (ops/qr.py: _update_shape)
+const uint RT = 32u;    // rows per shared tile (phase 1)
+const uint RT3 = 64u;   // rows per tile in phase 3
+#else
+#define T float
+const uint WGU = 256u;
+const uint RT = 64u;
+const uint RT3 = 128u;
+#endif
+layout(std430, binding = 0) readonly buffer VBuf { T vbuf[]; };
+layout(std430, binding = 1) readonly buffer TBuf { T tbuf[]; };
+layout(std430, binding = 2) buffer CBuf { T cbuf[]; };
 
 layout(push_constant) uniform Push {
     uint v_off; uint v_ld; uint v_bs;
@@ -41,16 +56,13 @@ layout(push_constant) uniform Push {
     uint ncols;
 } p;
 
-const uint WGU = 256u;  // the thread mappings below assume it (the runtime dispatches 256)
 const uint TI = NB < 4u ? NB : 4u;   // register tile of W per thread: TI x TJ
 const uint TJ = 4u;
 const uint NTI = NB / TI;
 const uint NTJ = CW / TJ;
 const uint KSPLIT = WGU / (NTI * NTJ);  // thread groups splitting the rows of V^T C
-const uint RT = 64u;                    // rows per shared tile (phase 1)
 const uint NBP = NB + 1u;               // padded row strides against bank conflicts
 const uint CWP = CW + 1u;
-const uint RT3 = 128u;                  // rows per tile in phase 3
 const uint TI3 = RT3 * CW / (WGU * TJ); // rows per thread in phase 3
 const uint A1 = RT * (NBP + CWP);
 const uint A2 = KSPLIT * NB * CW;
@@ -59,11 +71,11 @@ const uint A_SIZE = A1 > A2 ? (A1 > A3 ? A1 : A3) : (A2 > A3 ? A2 : A3);
 const uint W_OFF = A_SIZE;
 const uint W2_OFF = W_OFF + NB * CW;
 const uint T_OFF = W2_OFF + NB * CW;
-shared float sm[T_OFF + NB * NB];
+shared T sm[T_OFF + NB * NB];
 
-float vload(uint vbase, uint r, uint j) {
-    if (r >= p.m || j >= p.kk) return 0.0;
-    return r > j ? vbuf[vbase + r * p.v_ld + j] : (r == j ? 1.0 : 0.0);
+T vload(uint vbase, uint r, uint j) {
+    if (r >= p.m || j >= p.kk) return T(0.0);
+    return r > j ? vbuf[vbase + r * p.v_ld + j] : T(r == j ? 1.0 : 0.0);
 }
 
 // Tiles are loaded a step ahead into registers, so global-memory latency overlaps the arithmetic
@@ -71,10 +83,10 @@ float vload(uint vbase, uint r, uint j) {
 const uint VPT1 = RT * NB / WGU;   // V values per thread per phase-1 tile
 const uint CPT1 = RT * CW / WGU;   // C values per thread per phase-1 tile
 const uint VPT3 = RT3 * NB / WGU;  // V values per thread per phase-3 tile
-float pv1[VPT1];
-float pc1[CPT1];
-float pv3[VPT3];
-float pc3[TI3][TJ];
+T pv1[VPT1];
+T pc1[CPT1];
+T pv3[VPT3];
+T pc3[TI3][TJ];
 
 void load1(uint vbase, uint cbase, uint ncw, uint r0) {
     UNROLL for (uint q = 0u; q < VPT1; q++) {
@@ -84,7 +96,7 @@ void load1(uint vbase, uint cbase, uint ncw, uint r0) {
     UNROLL for (uint q = 0u; q < CPT1; q++) {
         uint e = gl_LocalInvocationIndex + q * WGU;
         uint r = r0 + e / CW, c = e % CW;
-        pc1[q] = (r < p.m && c < ncw) ? cbuf[cbase + r * p.c_ld + c] : 0.0;
+        pc1[q] = (r < p.m && c < ncw) ? cbuf[cbase + r * p.c_ld + c] : T(0.0);
     }
 }
 
@@ -97,14 +109,14 @@ void load3(uint vbase, uint cbase, uint ncw, uint r0, uint rg, uint cg) {
         uint r = r0 + rg * TI3 + i;
         UNROLL for (uint j = 0u; j < TJ; j++) {
             uint c = cg * TJ + j;
-            pc3[i][j] = (r < p.m && c < ncw) ? cbuf[cbase + r * p.c_ld + c] : 0.0;
+            pc3[i][j] = (r < p.m && c < ncw) ? cbuf[cbase + r * p.c_ld + c] : T(0.0);
         }
     }
 }
 
 // Row rr of a phase-1 tile into acc (W = V^T C).
 #define W_ROW(rr) {                                                                          \
-            float vv[TI], cc[TJ];                                                           \
+            T vv[TI], cc[TJ];                                                           \
             UNROLL for (uint i = 0u; i < TI; i++) vv[i] = sm[(rr) * NBP + ti * TI + i];     \
             UNROLL for (uint j = 0u; j < TJ; j++) cc[j] = sm[RT * NBP + (rr) * CWP + tj * TJ + j]; \
             UNROLL for (uint i = 0u; i < TI; i++)                                           \
@@ -112,7 +124,7 @@ void load3(uint vbase, uint cbase, uint ncw, uint r0, uint rg, uint cg) {
         }
 // Column l of V times row l of W2, off acc3 (C -= V W2).
 #define C_COL(l) {                                                                           \
-            float vv[TI3], ww[TJ];                                                          \
+            T vv[TI3], ww[TJ];                                                          \
             UNROLL for (uint i = 0u; i < TI3; i++) vv[i] = sm[(rg * TI3 + i) * NBP + (l)];  \
             UNROLL for (uint j = 0u; j < TJ; j++) ww[j] = sm[W2_OFF + (l) * CW + cg * TJ + j]; \
             UNROLL for (uint i = 0u; i < TI3; i++)                                          \
@@ -132,7 +144,7 @@ void main() {
     uint ks = tid % KSPLIT;
     uint tile = tid / KSPLIT;
     uint ti = tile / NTJ, tj = tile % NTJ;
-    float acc[TI][TJ];
+    T acc[TI][TJ];
     UNROLL for (uint i = 0u; i < TI; i++)
         UNROLL for (uint j = 0u; j < TJ; j++) acc[i][j] = 0.0;
     load1(vbase, cbase, ncw, 0u);
@@ -164,7 +176,7 @@ void main() {
     for (uint e = tid; e < NB * NB; e += WGU) sm[T_OFF + e] = tbuf[p.t_off + b * p.t_bs + e];
     barrier();
     for (uint e = tid; e < NB * CW; e += WGU) {
-        float s = 0.0;
+        T s = 0.0;
         for (uint g = 0u; g < KSPLIT; g++) s += sm[g * NB * CW + e];
         sm[W_OFF + e] = s;
     }
@@ -175,7 +187,7 @@ void main() {
     load3(vbase, cbase, ncw, 0u, rg, cg);  // in flight during phase 2
     for (uint e = tid; e < NB * CW; e += WGU) {
         uint i = e / CW, c = e % CW;
-        float s = 0.0;
+        T s = 0.0;
 #ifdef TRANS_T
         for (uint l = 0u; l <= i; l++) s += sm[T_OFF + l * NB + i] * sm[W_OFF + l * CW + c];
 #else
@@ -191,7 +203,7 @@ void main() {
             uint e = tid + q * WGU;
             sm[(e / NB) * NBP + e % NB] = pv3[q];
         }
-        float acc3[TI3][TJ];
+        T acc3[TI3][TJ];
         UNROLL for (uint i = 0u; i < TI3; i++)
             UNROLL for (uint j = 0u; j < TJ; j++) acc3[i][j] = pc3[i][j];
         barrier();

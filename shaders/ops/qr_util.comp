@@ -2,14 +2,21 @@
 #extension GL_GOOGLE_include_directive : require
 #include "lib/common.glsl"
 // @variants COPY|TRANSPOSE|TRIU|EYE
+// @variants COPY|TRANSPOSE|TRIU|EYE F64 VK_WIDE VK_MATH64
 // Batched 2-D helpers for QR: dst (rows x cols) from src, over row-major matrices with their own
 // offsets, row strides and batch strides (batch: gl_WorkGroupID.z). One of:
 //   COPY        dst[r][c] = src[r][c]
 //   TRANSPOSE   dst[c][r] = src[r][c]  (dst is cols x rows)
 //   TRIU        dst[r][c] = c >= r ? src[r][c] : 0   (R from the factored matrix)
 //   EYE         dst[r][c] = r == c ? 1 : 0           (src unused)
-layout(std430, binding = 0) readonly buffer SrcBuf { float src[]; };
-layout(std430, binding = 1) writeonly buffer DstBuf { float dst[]; };
+// F64: float64 matrices.
+#ifdef F64
+#define T double
+#else
+#define T float
+#endif
+layout(std430, binding = 0) readonly buffer SrcBuf { T src[]; };
+layout(std430, binding = 1) writeonly buffer DstBuf { T dst[]; };
 
 layout(push_constant) uniform Push {
     uint s_off; uint s_ld; uint s_bs;
@@ -28,12 +35,12 @@ void main() {
         uint r = e / p.cols, c = e % p.cols;
 #endif
 #ifdef EYE
-        float v = r == c ? 1.0 : 0.0;
+        T v = T(r == c ? 1.0 : 0.0);
 #else
-        float v = src[p.s_off + b * p.s_bs + r * p.s_ld + c];
+        T v = src[p.s_off + b * p.s_bs + r * p.s_ld + c];
 #endif
 #ifdef TRIU
-        v = c >= r ? v : 0.0;
+        v = c >= r ? v : T(0.0);
 #endif
 #ifdef TRANSPOSE
         dst[p.d_off + b * p.d_bs + c * p.d_ld + r] = v;

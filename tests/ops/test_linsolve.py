@@ -145,3 +145,44 @@ def test_linsolve_bad_inputs():
             vk.linalg.matrix_power(sq, True)
         with pytest.raises(np.linalg.LinAlgError, match="square"):
             vk.linalg.matrix_power(rect, 2)
+
+
+EPS64 = float(np.finfo(np.float64).eps)
+
+
+def test_float64_computed_in_float64(rng, sg):
+    """det, slogdet, solve, inv and matrix_power of float64 matrices return float64 at float64's
+    accuracy (float32 arithmetic anywhere misses these bounds by about 1e8), over a batch and the
+    subgroup's sizes; the matrices are scaled far outside float32's range."""
+    f64 = lambda x: vk.asarray(x, dtype=vk.float64)  # noqa: E731
+    for n in (1, sg - 1, sg + 1, 40):
+        scale = 10.0 ** rng.integers(-60, 60)
+        a = well_conditioned(rng, (2, n, n)).astype(np.float64) + rng.standard_normal((2, n, n)) * 1e-9
+        b = rng.standard_normal((2, n, 3))
+        tol = 200 * n * EPS64
+        d = vk.linalg.det(f64(a * scale))
+        assert d.dtype == vk.float64
+        want = np.linalg.det(a) * scale ** n if abs(np.log10(scale)) * n < 300 else None
+        if want is not None:
+            np.testing.assert_allclose(d.numpy(), want, rtol=tol)
+        s = vk.linalg.slogdet(f64(a * scale))
+        ws, wl = np.linalg.slogdet(a)
+        assert s.sign.dtype == s.logabsdet.dtype == vk.float64
+        np.testing.assert_array_equal(s.sign.numpy(), ws)
+        np.testing.assert_allclose(s.logabsdet.numpy(), wl + n * np.log(scale), rtol=0,
+                                   atol=tol * (1 + abs(n * np.log(scale))))
+        x = vk.linalg.solve(f64(a * scale), f64(b))
+        assert x.dtype == vk.float64
+        np.testing.assert_allclose(x.numpy() * scale, np.linalg.solve(a, b), atol=tol * 10)
+        x = vk.linalg.solve(f64(a), b[0, :, 0].astype(np.float32))  # float32 b: computed in float64
+        assert x.dtype == vk.float64
+        np.testing.assert_allclose(x.numpy(), np.linalg.solve(a, b[0, :, 0].astype(np.float32)), atol=tol * 10)
+        inv = np.linalg.inv(a)
+        got = vk.linalg.inv(f64(a))
+        assert got.dtype == vk.float64
+        np.testing.assert_allclose(got.numpy(), inv, atol=tol * 10 * np.abs(inv).max())
+        for p in (2, -3):
+            got = vk.linalg.matrix_power(f64(a), p)
+            want = np.linalg.matrix_power(a, p)
+            assert got.dtype == vk.float64
+            np.testing.assert_allclose(got.numpy(), want, atol=tol * 30 * np.abs(want).max())

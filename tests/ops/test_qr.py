@@ -7,6 +7,7 @@ import vkbackend as vk
 from tests.conftest import no_gpu_work
 
 EPS = float(np.finfo(np.float32).eps)
+EPS64 = float(np.finfo(np.float64).eps)
 
 from vkbackend.ops import qr as qr_mod  # noqa: E402
 
@@ -18,8 +19,9 @@ def _norm2(x):
     return np.linalg.norm(x, 2) if x.size else 0.0
 
 
-def check_qr(a, q, r, complete=False, diag=True, c=4.0):
-    """Orthogonality, reconstruction, exact upper-triangular R, |diag R| as numpy's."""
+def check_qr(a, q, r, complete=False, diag=True, c=4.0, eps=EPS):
+    """Orthogonality, reconstruction, exact upper-triangular R, |diag R| as numpy's, to `eps`
+    (float32's unless given)."""
     a64 = np.asarray(a, np.float64)
     q64, r64 = np.asarray(q, np.float64), np.asarray(r, np.float64)
     M, N = a.shape[-2:]
@@ -27,7 +29,7 @@ def check_qr(a, q, r, complete=False, diag=True, c=4.0):
     assert q.shape == a.shape[:-2] + ((M, M) if complete else (M, K))
     assert r.shape == a.shape[:-2] + ((M, N) if complete else (K, N))
     assert np.isfinite(q).all() and np.isfinite(r).all()
-    tol = c * max(M, N, 8) * EPS
+    tol = c * max(M, N, 8) * eps
     eye = np.eye(q.shape[-1])
     assert _norm2(np.swapaxes(q64, -1, -2) @ q64 - eye) <= tol, "Q^T Q != I"
     scale = max(_norm2(a64), np.finfo(np.float32).tiny)
@@ -39,7 +41,7 @@ def check_qr(a, q, r, complete=False, diag=True, c=4.0):
         ref = np.linalg.qr(a64, mode="r")
         d_ref = np.abs(np.diagonal(ref, axis1=-2, axis2=-1))
         d = np.abs(np.diagonal(r64, axis1=-2, axis2=-1))[..., :K]
-        np.testing.assert_allclose(d, d_ref, rtol=c * max(M, N) * EPS * 10,
+        np.testing.assert_allclose(d, d_ref, rtol=c * max(M, N) * eps * 10,
                                    atol=tol * np.abs(d_ref).max(initial=1.0))
 
 
@@ -63,6 +65,46 @@ def test_qr_random(rng, sg, idx):
     a = rng.standard_normal((M, N)).astype(np.float32)
     q, r = qr_np(a)
     check_qr(a, q, r)
+
+
+def qr64(a, mode="reduced"):
+    res = vk.linalg.qr(vk.asarray(a, dtype=vk.float64), mode)
+    out = tuple(x.numpy() for x in res) if isinstance(res, tuple) else (res.numpy(),)
+    assert all(x.dtype == np.float64 for x in out)
+    return out if isinstance(res, tuple) else out[0]
+
+
+@pytest.mark.parametrize("idx", range(13))
+def test_qr_float64(rng, sg, idx):
+    """float64 in, float64 out, computed in it: every bound at float64's eps, which a float32
+    computation misses by eight orders of magnitude."""
+    M, N = _shapes(sg)[idx]
+    a = rng.standard_normal((M, N)) * 10.0 ** rng.integers(-150, 150)  # far outside float32's range
+    q, r = qr64(a)
+    check_qr(a, q, r, eps=EPS64)
+
+
+def test_qr_float64_modes_batched_and_reflectors(rng):
+    """complete / r / raw modes over a batch (several panels), raw's reflectors as LAPACK's, and
+    householder_product and apply_q in float64, mixed with float32 operands (computed in float64)."""
+    a = rng.standard_normal((2, 70, 45))
+    q, r = qr64(a, "complete")
+    check_qr(a, q, r, complete=True, eps=EPS64)
+    np.testing.assert_array_equal(qr64(a, "r"), np.triu(r[:, :45]))
+    h, tau = qr64(a, "raw")
+    h_ref, tau_ref = np.linalg.qr(a, "raw")
+    np.testing.assert_allclose(h, h_ref, atol=200 * EPS64 * np.abs(a).max())
+    np.testing.assert_allclose(tau, tau_ref, atol=200 * EPS64)
+    hT = np.ascontiguousarray(np.swapaxes(h_ref, -1, -2))
+    got = vk.linalg.householder_product(vk.asarray(hT, dtype=vk.float64), vk.asarray(tau_ref, dtype=vk.float64))
+    assert got.dtype == vk.float64
+    np.testing.assert_allclose(got.numpy(), np.linalg.qr(a).Q, atol=200 * EPS64)
+    c = rng.standard_normal((2, 70, 9)).astype(np.float32)
+    got = vk.linalg.apply_q(vk.asarray(hT, dtype=vk.float64), vk.asarray(tau_ref, dtype=vk.float64), vk.asarray(c),
+                            transpose=True)
+    assert got.dtype == vk.float64
+    qc = np.linalg.qr(a, "complete").Q
+    np.testing.assert_allclose(got.numpy(), np.swapaxes(qc, -1, -2) @ c, atol=200 * EPS64 * np.abs(c).max())
 
 
 def test_qr_result_type_and_lazy():

@@ -129,3 +129,29 @@ def test_past_the_update_limit_raises_before_gpu_work(budget, dev):
             vk.linalg.apply_q(a, np.zeros(1, np.float32), a)
     r = vk.linalg.qr(a, "r").numpy()  # one panel, no update: fits
     assert r.shape == (1, 1) and r[0, 0] == 0
+
+
+def test_float64_tall_past_the_old_limit(rng, budget):
+    """float64's qr_update runs half the row tile (32 and 64 rows): its row passes count twice
+    float32's, still inside the budget for a tall matrix; householder_product over the same rows."""
+    M, N = 3 * budget, 16
+    a = rng.standard_normal((M, N))
+    q, r = (x.numpy() for x in vk.linalg.qr(vk.asarray(a, dtype=vk.float64)))
+    check_qr(a, q, r, eps=float(np.finfo(np.float64).eps))
+    h, tau = np.linalg.qr(a, "raw")
+    q2 = vk.linalg.householder_product(vk.asarray(np.ascontiguousarray(h.T), dtype=vk.float64),
+                                       vk.asarray(tau, dtype=vk.float64)).numpy()
+    np.testing.assert_allclose(q2, np.linalg.qr(a).Q, atol=1e-13)
+
+
+def test_float64_past_the_update_limit_raises_before_gpu_work(budget, dev):
+    """float64 fits half float32's rows: a height float32 takes raises for float64, naming it."""
+    if dev.loop_budget is None:
+        pytest.skip("no loop budget on this device")
+    M = budget * 64 // 3 + 4096
+    assert max(qr_mod._update_cost(M, 16, cw) for cw in (8, 16, 32)) <= budget  # float32 fits
+    a = vk.zeros((M, 2), dtype=vk.float64)
+    vk.synchronize()
+    with no_gpu_work():
+        with pytest.raises(launch.LoopBudgetError, match=f"{M} rows"):
+            vk.linalg.qr(a)

@@ -119,8 +119,10 @@ def test_matrix_norm_singular_values(rng, ord):
     assert kd.shape == (3, 1, 1)
     np.testing.assert_allclose(kd.numpy()[:, 0, 0], want, rtol=40 * EPS)
     xi = rng.integers(-5, 5, (4, 3)).astype(np.int32)                      # integers: as float32
+    # (may be singular: the smallest singular value, ord -2, is then 0 to float32's rounding of the largest)
     np.testing.assert_allclose(vk.linalg.matrix_norm(vk.asarray(xi), ord=ord).numpy(),
-                               np.linalg.matrix_norm(xi.astype(np.float64), ord=ord), rtol=40 * EPS)
+                               np.linalg.matrix_norm(xi.astype(np.float64), ord=ord), rtol=40 * EPS,
+                               atol=40 * EPS * np.linalg.norm(xi.astype(np.float64), 2))
     if ord == "nuc":
         assert vk.linalg.matrix_norm(vk.zeros((0, 3)), ord=ord).numpy() == 0
     else:
@@ -181,9 +183,26 @@ def test_matrix_rank_and_norm_float64(rng):
         np.testing.assert_allclose(got.numpy(), np.linalg.matrix_norm(y, ord=ord), rtol=40 * EPS64)
 
 
-def test_svd_float64_refused_before_gpu_work():
-    x = vk.ones((3, 3), dtype=vk.float64)
-    with no_gpu_work():
-        for f in (vk.linalg.svd, vk.linalg.pinv):
-            with pytest.raises(TypeError, match="does not take float64"):
-                f(x)
+@pytest.mark.parametrize("shape", [(9, 6), (6, 9), (2, 17, 17)])
+def test_svd_and_pinv_float64(rng, shape):
+    """svd (both full_matrices) and pinv of float64 matrices at float64's accuracy, computed in it
+    (U through the float64 QR); scaled far outside float32's range."""
+    m, n = shape[-2:]
+    k = min(m, n)
+    a = rng.standard_normal(shape) * 10.0 ** rng.integers(-200, 200)
+    tol = 200 * max(m, n) * EPS64
+    norm = np.abs(np.linalg.svd(a, compute_uv=False)).max()
+    for full in (True, False):
+        U, S, Vh = vk.linalg.svd(vk.asarray(a, dtype=vk.float64), full_matrices=full)
+        assert U.dtype == S.dtype == Vh.dtype == vk.float64
+        U, S, Vh = U.numpy(), S.numpy(), Vh.numpy()
+        assert U.shape[-1] == (m if full else k) and Vh.shape[-2] == (n if full else k)
+        np.testing.assert_allclose(S, np.linalg.svd(a, compute_uv=False), rtol=0, atol=tol * norm)
+        rebuilt = (U[..., :, :k] * S[..., None, :]) @ Vh[..., :k, :]
+        assert np.abs(rebuilt - a).max() <= tol * norm
+        for q in (U, np.swapaxes(Vh, -1, -2)):
+            assert np.abs(np.swapaxes(q, -1, -2) @ q - np.eye(q.shape[-1])).max() <= tol
+    p = vk.linalg.pinv(vk.asarray(a, dtype=vk.float64))
+    assert p.dtype == vk.float64
+    want = np.linalg.pinv(a)
+    np.testing.assert_allclose(p.numpy(), want, rtol=0, atol=tol * 100 * np.abs(want).max())

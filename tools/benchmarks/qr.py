@@ -2,7 +2,7 @@
 and numpy on the host CPU (reported as numpy_ms in the torch column).
 
 Cases: square n = 512, 1000, 2000, 4096 and a batch of 256 matrices of 64 x 64; plus 'r'-only cases
-(the factorization alone: geqrf) at 2000. Metrics: ms, gflops = LAPACK's flop count of geqrf
+(the factorization alone: geqrf) at 2000; float64 at 1000, 2000 and the batch (torch: dgeqrf). Metrics: ms, gflops = LAPACK's flop count of geqrf
 (2MN^2 - 2N^3/3) plus orgqr forming the M x N Q (4MNK - 2(M+N)K^2 + 4K^3/3, K = N), i.e. 8/3 n^3
 for a square reduced QR (4/3 n^3 for mode 'r'); dispatches and submits per call; max_err: the
 larger of ||Q^T Q - I||_max and ||A - QR||_max / ||A||_max on the host.
@@ -36,6 +36,9 @@ def cases(quick: bool) -> list[dict]:
     out = [{"name": f"qr_{n}", "batch": 1, "n": n, "mode": "reduced"} for n in sizes]
     out.append({"name": "qr_r_2000", "batch": 1, "n": 2000, "mode": "r"})
     out.append({"name": "qr_batched_256x64x64", "batch": 256, "n": 64, "mode": "reduced"})
+    out += [{"name": f"qr_f64_{n}", "batch": 1, "n": n, "mode": "reduced", "dtype": "float64"}
+            for n in (1000, 2000)]
+    out.append({"name": "qr_f64_batched_256x64x64", "batch": 256, "n": 64, "mode": "reduced", "dtype": "float64"})
     from vkbackend import config  # the registry checks the variables (ValueError naming them)
     default_sweep = () if quick else ("nb_max=16", "nb_max=8", "target_groups=264", "unroll_k=0")
     sweep = config.get("VKBACKEND_QR_SWEEP") or default_sweep
@@ -60,7 +63,7 @@ def _input(case: dict):
     import numpy as np
     rng = np.random.default_rng(case["n"] + case["batch"])
     shape = (case["n"], case["n"]) if case["batch"] == 1 else (case["batch"], case["n"], case["n"])
-    return rng.standard_normal(shape, dtype=np.float32)
+    return rng.standard_normal(shape).astype(case.get("dtype", "float32"))
 
 
 def run_vk(case: dict) -> dict:
@@ -74,7 +77,7 @@ def run_vk(case: dict) -> dict:
             old = qrmod.TUNE[k]
             qrmod.TUNE[k] = tuple(int(x) for x in v.split("/")) if isinstance(old, tuple) else int(v)
         a = _input(case)
-        va = vk.asarray(a)
+        va = vk.asarray(a, dtype=a.dtype)
         mode = case["mode"]
         n, b = case["n"], case["batch"]
         # correctness, on the host
