@@ -30,7 +30,7 @@ never at import).
 float64 matrices run the same kernels over doubles (their F64 variants, computed in float64): a
 value takes two registers and twice the shared memory, so panels are at most 16 wide
 (_NB64) and qr_update runs 128 invocations over half-height row tiles (_UPDATE_SHAPE); the
-panel's sqrt and divisions are lib/math64.glsl's correctly rounded ones.
+panel's sqrt and divisions are the device's, refined to about an ulp (lib/math64.glsl).
 
 Under a loop budget (lavapipe: 65535 counted loop iterations per invocation; see
 docs/loop_budget/matmul_qr.md) panels take larger workgroups or fewer columns so that their row

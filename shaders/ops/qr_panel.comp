@@ -26,13 +26,14 @@
 // the column index folds away and a step updates only the columns right of the pivot (GPUs; a CPU
 // JIT would take minutes). QR_NO_UNROLL: [[dont_unroll]] instead of [[unroll]] (faster compiles on
 // software rasterizers, slower runs). Batch: gl_WorkGroupID.z. Workgroup size >= NB, whole subgroups.
-// F64: float64 matrices (with VK_WIDE VK_MATH64: lib/math64.glsl's correctly rounded sqrt and
-// divide, where the device's own may be only float32-accurate).
+// F64: float64 matrices (with VK_WIDE VK_MATH64: the device's sqrt and divide, which Vulkan lets be
+// only float32-accurate, refined by their exact residual to about an ulp: lib/math64.glsl; the
+// correctly rounded np_sqrt/np_divide cost a fifth of the factorization's time on the H200).
 #ifdef F64
 #include "lib/math.glsl"
 #define T double
-#define QR_SQRT np_sqrt
-#define QR_DIV np_divide
+#define QR_SQRT sqrt_refine_d
+#define QR_DIV div_refine_d
 #else
 #define T float
 #define QR_SQRT sqrt
