@@ -796,8 +796,8 @@ val("argsort", "0-d (numpy: as one element)", _fn("argsort"), (F(values=[2.0]),)
 bad("searchsorted", "side 'middle'", lambda m, a, v: m.searchsorted(a, v, side="middle"), (F(4), F(2)), ("side",))
 bad("searchsorted", "2-D x1", lambda m, a, v: m.searchsorted(a, v), (F(2, 3), F(2)), ("1-D", "(2, 3)"), ValueError,
     ref=False)
-bad("searchsorted", "float16 x1", lambda m, a, v: m.searchsorted(a, v), (H(4), F(2)), ("float16",), TypeError,
-    ref=False)
+val("searchsorted", "float16 x1, float32 x2 (searched as float32)", lambda m, a, v: m.searchsorted(a, v),
+    (F(4, dtype="float16", values=[-1.5, 0.0, 0.0, 2.5]), F(3, values=[0.0, -2.0, 2.4])))
 bad("searchsorted", "float sorter", lambda m, a, v, s: m.searchsorted(a, v, sorter=s), (F(3), F(2), F(3)),
     ("sorter",), TypeError, ref=False)
 bad("searchsorted", "sorter of another length", lambda m, a, v, s: vk.searchsorted(a, v, sorter=s),

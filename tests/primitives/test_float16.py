@@ -71,7 +71,8 @@ def test_cast_half_shader(rng, n):
 def test_ops_that_compute_in_words_refuse_float16():
     h = vk.asarray(np.arange(12, dtype=np.float16).reshape(3, 4))
     calls = {  # (the elementwise functions, reductions, scans and sorting compute on it: test_float16_compute.py)
-        "searchsorted": lambda: vk.searchsorted(h[0], h[1]),
+        "vector_norm": lambda: vk.linalg.vector_norm(h),
+        "qr": lambda: vk.linalg.qr(h),  # numpy's linalg refuses float16 too
         "scatter_add": lambda: vk.scatter_add(h, vk.asarray(np.zeros((1, 4), np.int32)), h[:1], 0),
         "layer_norm": lambda: vk.layer_norm(h, (4,)),
     }
@@ -138,3 +139,53 @@ def test_joins(rng):
     _same_bits(vk.stack([h, h], axis=1).numpy(), np.stack([x, x], axis=1))
     _same_bits(vk.concat([h, vk.asarray(y)]).numpy(), np.concatenate([x, y]))
     _same_bits(vk.concatenate([vk.asarray(y), h]).numpy(), np.concatenate([y, x]))
+
+
+def _bits_equal(got, want):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, want.dtype, got.shape, want.shape)
+    if got.dtype == np.float16:
+        got, want = got.view(np.uint16), want.view(np.uint16)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("n", [1, 7, 33, 257])
+def test_more_functions_take_float16(rng, n):
+    """diff, count_nonzero, searchsorted, take/put_along_axis, put, outer and cross on float16, bit
+    for bit numpy's (their arithmetic in float32, each result rounded to float16 as numpy's float16
+    loops round); vecdot and tensordot sum in float32 and round once: within half an ulp of the
+    exact sum, plus the float32 sum's own error."""
+    x = (rng.standard_normal((3, n)) * 10.0 ** rng.integers(-3, 1)).astype(np.float16)  # sums within range
+    x[0, 0] = -0.0
+    h = vk.asarray(x)
+    _bits_equal(vk.diff(h, axis=1).numpy(), np.diff(x, axis=1))
+    _bits_equal(vk.diff(h, axis=0, n=2, append=x[:1]).numpy(), np.diff(x, axis=0, n=2, append=x[:1]))
+    _bits_equal(vk.count_nonzero(h, axis=1).numpy(), np.count_nonzero(x, axis=1).astype(np.int32))
+    s = np.sort(x[1])
+    order = np.argsort(x[2]).astype(np.int32)
+    for side in ("left", "right"):
+        _bits_equal(vk.searchsorted(vk.asarray(s), h[0], side=side).numpy(),
+                    np.searchsorted(s, x[0], side=side).astype(np.int32))
+        _bits_equal(vk.searchsorted(h[2], h[0], side=side, sorter=vk.asarray(order)).numpy(),
+                    np.searchsorted(x[2], x[0], side=side, sorter=order).astype(np.int32))
+    idx = rng.integers(0, n, (3, 5)).astype(np.int32)
+    _bits_equal(vk.take_along_axis(h, vk.asarray(idx), axis=1).numpy(), np.take_along_axis(x, idx, axis=1))
+    vals = rng.standard_normal((3, 5)).astype(np.float16)
+    got, want = vk.asarray(x), x.copy()
+    vk.put_along_axis(got, vk.asarray(idx), vk.asarray(vals), axis=1)
+    np.put_along_axis(want, idx, vals, axis=1)
+    _bits_equal(got.numpy(), want)
+    got, want = vk.asarray(x), x.copy()
+    vk.put(got, [0, n - 1, 2 * n], [1.5, -2.25, 7.0])
+    np.put(want, [0, n - 1, 2 * n], [1.5, -2.25, 7.0])
+    _bits_equal(got.numpy(), want)
+    _bits_equal(vk.linalg.outer(h[0], h[1]).numpy(), np.outer(x[0], x[1]))
+    if n >= 3:
+        _bits_equal(vk.linalg.cross(h[:, :3], h[:, -3:]).numpy(), np.cross(x[:, :3], x[:, -3:]))
+    x64 = x.astype(np.float64)
+    for got, exact in ((vk.vecdot(h, h), (x64 * x64).sum(axis=1)),
+                       (vk.tensordot(h, vk.asarray(np.ascontiguousarray(x.T)), axes=1), x64 @ x64.T)):
+        assert got.dtype == vk.float16
+        got = got.numpy().astype(np.float64)
+        bound = 0.5 * np.spacing(np.abs(exact).astype(np.float16)).astype(np.float64) + n * 2.0 ** -23 * np.abs(exact)
+        assert (np.abs(got - exact) <= bound + 2.0 ** -24).all()

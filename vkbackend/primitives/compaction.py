@@ -191,7 +191,7 @@ def count_nonzero(x, /, *, axis=None, keepdims=False) -> Array:
     not) over `axis` (None: all; an int or a tuple of ints), as int32, the default integer dtype
     (numpy's np.count_nonzero(x) returns a Python int; here a 0-d array, no sync)."""
     name = "count_nonzero"
-    x = operand(x, name, "x", wide=True)
+    x = operand(x, name, "x", half="words", wide=True)
     if axis is not None:
         normalize_axes(axis, x.ndim, name, "axis")  # refused before the comparison is recorded
     if not isinstance(keepdims, (bool, np.bool_)):

@@ -362,7 +362,7 @@ def _along_axis_integers(indices, name: str) -> None:
 
 def along_axis_args(arr, indices, axis, name: str, check_indices) -> tuple:
     """(arr, axis, index operand, iteration shape) of take/put_along_axis, checked."""
-    arr = operand(arr, name, "arr", wide=True)
+    arr = operand(arr, name, "arr", half="words", wide=True)  # float16 moved as 16-bit words
     _along_axis_integers(indices, name)
     if axis is None:
         idx_ndim = np.ndim(indices) if not isinstance(indices, Array) else indices.ndim

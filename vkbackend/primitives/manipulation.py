@@ -414,7 +414,7 @@ def diff(x, /, *, axis=-1, n=1, prepend=None, append=None) -> Array:
     x[i+1] != x[i], as numpy), after joining prepend and append (arrays, or scalars taken as
     one slice) to x along the axis. n=0 returns x."""
     name = "diff"
-    x = operand(x, name, "x", wide=True)
+    x = operand(x, name, "x", half="words", wide=True)
     if x.ndim == 0:
         raise ValueError(f"{name}: expected an array of at least 1 dimension, got a 0-d array")
     axis = normalize_axis(axis, x.ndim, name)
@@ -429,7 +429,7 @@ def diff(x, /, *, axis=-1, n=1, prepend=None, append=None) -> Array:
         if extra is None:
             continue
         if what != "x":
-            extra = operand(extra, name, what, host="keep", wide=True)
+            extra = operand(extra, name, what, host="keep", half="words", wide=True)
         if not extra.shape:  # a scalar: one slice of it (numpy broadcasts it so)
             weak = prepend if what == "prepend" else append
             dt = result_type(x, weak if isinstance(weak, (bool, int, float)) else extra.dtype)

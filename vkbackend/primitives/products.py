@@ -41,7 +41,10 @@ def _result_dtype(a, b, name: str) -> np.dtype:
 
 
 def _operands(x1, x2, name: str) -> tuple:
-    return operand(x1, name, "x1", host="keep", wide=True), operand(x2, name, "x2", host="keep", wide=True)
+    """float16 too where the device computes on it (16-bit storage): in float32, each result
+    rounded once (tensordot through matmul; the others through the elementwise functions)."""
+    return (operand(x1, name, "x1", host="keep", half="words", wide=True),
+            operand(x2, name, "x2", host="keep", half="words", wide=True))
 
 
 def _broadcast(name: str, *shapes) -> tuple:
@@ -120,6 +123,9 @@ def vecdot(x1, x2, /, *, axis=-1) -> Array:
         raise ValueError(f"{name}: the vectors along axis {ax} differ in length: {a.shape[ax]} in x1 "
                          f"{a.shape}, {b.shape[ax]} in x2 {b.shape}")
     shape = _broadcast(name, a.shape, b.shape)
+    if dt == dtypes.float16:  # exact products and their sum in float32, rounded once
+        a, b = (asarray(x).astype(dtypes.float32) for x in (a, b))
+        return _sum(multiply(a, b), axis=len(shape) + ax, dtype=dtypes.float32).astype(dtypes.float16)
     return _sum(multiply(asarray(a, dt), asarray(b, dt)), axis=len(shape) + ax, dtype=dt)
 
 

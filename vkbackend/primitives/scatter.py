@@ -155,7 +155,7 @@ def put(a, ind, v, mode="raise", *, unique_indices: bool = False, check_indices=
     dropped, or the checked mode: check_indices), 'wrap' or 'clip'. Duplicates: the last wins,
     as put_along_axis."""
     name = "put"
-    a = operand(a, name, wide=True)
+    a = operand(a, name, half="words", wide=True)  # float16 moved as 16-bit words
     check_mode(mode, name)
     flat = a.reshape(-1)
     if not flat.size and (ind.size if isinstance(ind, Array) else np.size(ind)):

@@ -328,14 +328,14 @@ def searchsorted(x1, x2, /, *, side: str = "left", sorter=None) -> Array:
     name = "searchsorted"
     if not isinstance(side, str) or side not in ("left", "right"):
         raise ValueError(f"{name}: side must be 'left' or 'right', got {side!r}")
-    a = operand(x1, name, "x1", host="keep", wide=True)
+    a = operand(x1, name, "x1", host="keep", half="words", wide=True)
     if a.ndim != 1:
         raise ValueError(f"{name}: x1 must be 1-D, got shape {tuple(a.shape)}")
     weak = isinstance(x2, (bool, int, float)) and not isinstance(x2, np.generic)
     if weak:  # a Python scalar: its (NEP 50, weak) kind promotes, its value is cast to the result
         kind = True if isinstance(x2, bool) else 1 if isinstance(x2, int) else 1.0
     else:
-        v = operand(x2, name, "x2", host="keep", wide=True)
+        v = operand(x2, name, "x2", host="keep", half="words", wide=True)
     s = None
     if sorter is not None:
         s = operand(sorter, name, "sorter", host="keep", wide=True)
@@ -365,7 +365,8 @@ def searchsorted(x1, x2, /, *, side: str = "left", sorter=None) -> Array:
         return zeros(v.shape, dtypes.int32)
     # 8/16-bit operands search as their 32-bit home (exact, order-preserving); 64-bit: KEY64
     home = dtypes.int32 if common.kind == "i" and common.itemsize < 4 else (
-        dtypes.uint32 if common.kind == "u" and common.itemsize < 4 else common)
+        dtypes.uint32 if common.kind == "u" and common.itemsize < 4 else
+        dtypes.float32 if common == dtypes.float16 else common)
     a, v = (t if t.dtype == home else astype(t, home) for t in (a, v))
     if s is not None:
         a = _take(a, asarray(s))
