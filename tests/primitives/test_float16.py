@@ -71,7 +71,6 @@ def test_cast_half_shader(rng, n):
 def test_ops_that_compute_in_words_refuse_float16():
     h = vk.asarray(np.arange(12, dtype=np.float16).reshape(3, 4))
     calls = {  # (the elementwise functions, reductions, scans and sorting compute on it: test_float16_compute.py)
-        "vector_norm": lambda: vk.linalg.vector_norm(h),
         "qr": lambda: vk.linalg.qr(h),  # numpy's linalg refuses float16 too
         "scatter_add": lambda: vk.scatter_add(h, vk.asarray(np.zeros((1, 4), np.int32)), h[:1], 0),
         "layer_norm": lambda: vk.layer_norm(h, (4,)),
@@ -189,3 +188,27 @@ def test_more_functions_take_float16(rng, n):
         got = got.numpy().astype(np.float64)
         bound = 0.5 * np.spacing(np.abs(exact).astype(np.float16)).astype(np.float64) + n * 2.0 ** -23 * np.abs(exact)
         assert (np.abs(got - exact) <= bound + 2.0 ** -24).all()
+
+
+def test_norms_of_float16(rng):
+    """vector_norm and matrix_norm of float16 (numpy's result dtype), normed in float32 and rounded
+    once: within half a float16 ulp of the exact norm (plus float32's error); no overflow where
+    the squares pass float16's range (numpy's float16 norm of [300, 400] is inf)."""
+    x = (rng.standard_normal((4, 33)) * 4).astype(np.float16)
+    x64 = x.astype(np.float64)
+    h = vk.asarray(x)
+
+    def close(got, exact):
+        assert got.dtype == vk.float16
+        got = got.numpy().astype(np.float64)
+        exact = np.asarray(exact, np.float64)
+        bound = 0.5 * np.spacing(np.abs(exact).astype(np.float16)).astype(np.float64) + 1e-6 * np.abs(exact)
+        assert (np.abs(got - exact) <= bound + 2.0 ** -25).all(), (got, exact)
+    for ord in (2, 1, 3, 0, -1, np.inf, -np.inf):
+        close(vk.linalg.vector_norm(h, axis=1, ord=ord), np.linalg.vector_norm(x64, axis=1, ord=ord))
+    close(vk.linalg.vector_norm(h, keepdims=True), np.linalg.vector_norm(x64, keepdims=True))
+    for ord in ("fro", 1, -1, np.inf, 2, "nuc"):
+        close(vk.linalg.matrix_norm(h.reshape((4, 3, 11)), ord=ord),
+              np.linalg.matrix_norm(x64.reshape(4, 3, 11), ord=ord))
+    got = vk.linalg.vector_norm(vk.asarray(np.array([300, 400], np.float16)))
+    assert got.dtype == vk.float16 and got.numpy() == 500

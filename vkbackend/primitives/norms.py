@@ -1,5 +1,7 @@
 """vk.linalg.vector_norm and vk.linalg.matrix_norm (the standard's and numpy.linalg's), in
-float32 (float64 for float64 input), from reductions and elementwise ops.
+float32 (float64 for float64 input), from reductions and elementwise ops. float16 input (where
+the device computes on it) is normed in float32 and the result rounded once to float16, numpy's
+result dtype (numpy's float16 norm of [300, 400] overflows to inf; this one is 500).
 
 An empty vector's inf-norm is 0, its -inf-norm has no value (ValueError), as numpy's.
 vector_norm for ord p > 0 other than 1 and inf scales by the largest |x| first, m * (sum (|x| /
@@ -28,16 +30,21 @@ __all__: list = []  # vk.linalg's (vkbackend/linalg.py), not the namespace's
 
 
 def _float(x: Array) -> Array:
-    """float32 and float64 as they are; integers and bool as float32."""
+    """float32 and float64 as they are; integers, bool and float16 as float32."""
     return x if x.dtype in (dtypes.float32, dtypes.float64) else astype(x, dtypes.float32)
 
 
 def _input(x, name: str) -> Array:
-    """x as an operand: the 32-bit dtypes and float64 (the integers narrower or wider than 32 bits
-    are refused, as float32 does not hold all of int64)."""
+    """x as an operand: the 32-bit dtypes, float64 and float16 (the integers narrower or wider
+    than 32 bits are refused, as float32 does not hold all of int64)."""
     if isinstance(x, Array) and x.dtype == dtypes.float64:
         return operand(x, name, "x", wide=True)
-    return operand(x, name, "x")
+    return operand(x, name, "x", half="words")
+
+
+def _result(out: Array, x: Array) -> Array:
+    """The norm `out` (float32 for float16 input) in the dtype numpy gives for x's."""
+    return astype(out, dtypes.float16) if x.dtype == dtypes.float16 else out
 
 
 def _order(ord, name: str) -> float:
@@ -86,9 +93,9 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2) -> Array:
         out = _sum(a, axis=axes, keepdims=True)
     else:
         out = _pnorm(a, axes, p, n)
-    if keepdims:
-        return out
-    return out.reshape(tuple(s for d, s in enumerate(x.shape) if d not in axes))
+    if not keepdims:
+        out = out.reshape(tuple(s for d, s in enumerate(x.shape) if d not in axes))
+    return _result(out, x)
 
 
 _NO_SVD = (2, -2, "nuc")
@@ -123,7 +130,7 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro", singular_values=None) -> Arr
             k = s.shape[-1]
             out = _sum(s, axis=-1, keepdims=True) if ord == "nuc" else s[..., :1] if ord == 2 else s[..., k - 1:]
             out = out.reshape(x.shape[:-2] + (1, 1))
-        return out if keepdims else out.reshape(x.shape[:-2])
+        return _result(out if keepdims else out.reshape(x.shape[:-2]), x)
     if ord == "fro":
         return vector_norm(x, axis=(-2, -1), keepdims=keepdims, ord=2)
     across, along = (-2, -1) if ord in (1, -1) else (-1, -2)  # column sums for 1, row sums for inf
@@ -134,4 +141,4 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro", singular_values=None) -> Arr
     else:
         sums = _sum(absolute(_float(x)), axis=across, keepdims=True)
         out = (_max if ord > 0 else _min)(sums, axis=along, keepdims=True)
-    return out if keepdims else out.reshape(x.shape[:-2])
+    return _result(out if keepdims else out.reshape(x.shape[:-2]), x)
