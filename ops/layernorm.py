@@ -5,8 +5,10 @@
     dx, dweight, dbias = vk.layer_norm_vjp(x, weight, bias, cotangent, normalized_shape, eps=1e-5)
     dx, dweight = vk.rms_norm_vjp(x, weight, cotangent, normalized_shape, eps=None)
 
-x is normalized over its trailing dims `normalized_shape`; every leading dim is a row. float32 only,
-float32 accumulation. Kernels (shaders/ops/layernorm.comp):
+x is normalized over its trailing dims `normalized_shape`; every leading dim is a row. float32,
+float32 accumulation; float16 arrays (x, weight, bias, cotangent, each its own) are converted to
+float32 first and each result rounded once to its input's dtype (y and dx x's, dweight weight's,
+dbias bias's), as torch's half layer norm computes in float32. Kernels (shaders/ops/layernorm.comp):
 
 * forward, one dispatch: a workgroup per row (a subgroup per row for short rows, where the device
   has subgroup arithmetic), grid-strided over rows; the row sits in registers (vec4s when D % 4 == 0
@@ -102,14 +104,14 @@ def plan(d: int, vec4: bool, backward: bool, dev=None) -> Plan:
 
 
 # ----------------------------------------------------------------------------- validation
-def _float32_operand(obj, name: str, fn: str):
-    """operand(obj) (host data kept, uploaded once every argument is checked), float32: a vk.Array
-    or numpy data already, or Python floats (a list or a number: float64 in numpy, uploaded as
-    float32)."""
-    x = operand(obj, fn, name, host="keep")
+def _float_operand(obj, name: str, fn: str):
+    """operand(obj) (host data kept, uploaded once every argument is checked), float32 or float16:
+    a vk.Array or numpy data already, or Python floats (a list or a number: float64 in numpy,
+    uploaded as float32)."""
+    x = operand(obj, fn, name, host="keep", half=True)
     listed = not isinstance(obj, (Array, np.ndarray, np.generic))
-    if x.dtype != np.float32 and not (listed and x.dtype.kind == "f"):
-        raise TypeError(f"{fn}: {name} must be float32, got {x.dtype}")
+    if x.dtype not in (dtypes.float32, dtypes.float16) and not (listed and x.dtype.kind == "f"):
+        raise TypeError(f"{fn}: {name} must be float32 or float16, got {x.dtype}")
     return x
 
 
@@ -146,9 +148,10 @@ _NO_COTANGENT = object()
 
 
 def _check(fn, x, normalized_shape, params: dict, cotangent=_NO_COTANGENT):
-    """Validate everything, then upload host inputs. Returns (x, ns, params, cotangent)."""
+    """Validate everything, then upload host inputs, float16 converted to float32. Returns (x, ns,
+    params, cotangent, the dtypes each result takes: {'x': x's, and each param's})."""
     ns = _normalized_shape(normalized_shape, fn)
-    x = _float32_operand(x, "x", fn)
+    x = _float_operand(x, "x", fn)
     k = len(ns)
     if x.ndim < k or tuple(x.shape[x.ndim - k:]) != ns:
         raise ValueError(f"{fn}: normalized_shape {ns} does not match the trailing dims of x {tuple(x.shape)}")
@@ -157,7 +160,7 @@ def _check(fn, x, normalized_shape, params: dict, cotangent=_NO_COTANGENT):
         if v is None:
             checked[name] = None
             continue
-        v = _float32_operand(v, name, fn)
+        v = _float_operand(v, name, fn)
         if tuple(v.shape) != ns:
             raise ValueError(f"{fn}: {name} has shape {tuple(v.shape)}, expected normalized_shape {ns}")
         checked[name] = v
@@ -166,11 +169,23 @@ def _check(fn, x, normalized_shape, params: dict, cotangent=_NO_COTANGENT):
     elif cotangent is None:
         raise TypeError(f"{fn}: cotangent must be an array, got None")
     else:
-        cotangent = _float32_operand(cotangent, "cotangent", fn)
+        cotangent = _float_operand(cotangent, "cotangent", fn)
         if tuple(cotangent.shape) != tuple(x.shape):
             raise ValueError(f"{fn}: cotangent has shape {tuple(cotangent.shape)}, expected x's {tuple(x.shape)}")
-    up = lambda a: None if a is None else asarray(a, dtypes.float32)  # noqa: E731
-    return up(x), ns, {n: up(v) for n, v in checked.items()}, up(cotangent)
+    kept = {"x": x, **checked}
+    out_dtypes = {n: dtypes.float16 if v is not None and v.dtype == dtypes.float16 else dtypes.float32
+                  for n, v in kept.items()}
+
+    def up(a):
+        if a is None:
+            return None
+        return asarray(a) if a.dtype == dtypes.float32 else asarray(a, a.dtype).astype(dtypes.float32)
+    return up(x), ns, {n: up(v) for n, v in checked.items()}, up(cotangent), out_dtypes
+
+
+def _rounded(a, dtype):
+    """A float32 result in its input's dtype (float16: rounded once)."""
+    return a if a is None or dtype == dtypes.float32 else a.astype(dtype)
 
 
 def _buf(a, dummy):
@@ -437,8 +452,8 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5) -> Array:
     trailing `normalized_shape` dims (biased variance)."""
     fn = "layer_norm"
     eps = _eps(eps, None, fn)
-    x, ns, p, _ = _check(fn, x, normalized_shape, {"weight": weight, "bias": bias})
-    return _forward(x, ns, p["weight"], p["bias"], eps, rms=False)
+    x, ns, p, _, dts = _check(fn, x, normalized_shape, {"weight": weight, "bias": bias})
+    return _rounded(_forward(x, ns, p["weight"], p["bias"], eps, rms=False), dts["x"])
 
 
 def rms_norm(x, normalized_shape, weight=None, eps=None) -> Array:
@@ -446,8 +461,8 @@ def rms_norm(x, normalized_shape, weight=None, eps=None) -> Array:
     machine epsilon (torch's default)."""
     fn = "rms_norm"
     eps = _eps(eps, float(np.finfo(np.float32).eps), fn)
-    x, ns, p, _ = _check(fn, x, normalized_shape, {"weight": weight})
-    return _forward(x, ns, p["weight"], None, eps, rms=True)
+    x, ns, p, _, dts = _check(fn, x, normalized_shape, {"weight": weight})
+    return _rounded(_forward(x, ns, p["weight"], None, eps, rms=True), dts["x"])
 
 
 def layer_norm_vjp(x, weight, bias, cotangent, normalized_shape, eps=1e-5):
@@ -455,14 +470,15 @@ def layer_norm_vjp(x, weight, bias, cotangent, normalized_shape, eps=1e-5):
     weight / bias are None."""
     fn = "layer_norm_vjp"
     eps = _eps(eps, None, fn)
-    x, ns, p, dy = _check(fn, x, normalized_shape, {"weight": weight, "bias": bias}, cotangent)
-    return _backward(x, ns, p["weight"], dy, eps, False, p["weight"] is not None, p["bias"] is not None)
+    x, ns, p, dy, dts = _check(fn, x, normalized_shape, {"weight": weight, "bias": bias}, cotangent)
+    dx, dw, db = _backward(x, ns, p["weight"], dy, eps, False, p["weight"] is not None, p["bias"] is not None)
+    return _rounded(dx, dts["x"]), _rounded(dw, dts["weight"]), _rounded(db, dts["bias"])
 
 
 def rms_norm_vjp(x, weight, cotangent, normalized_shape, eps=None):
     """(dx, dweight) of rms_norm at x for the cotangent dy; dweight is None where weight is None."""
     fn = "rms_norm_vjp"
     eps = _eps(eps, float(np.finfo(np.float32).eps), fn)
-    x, ns, p, dy = _check(fn, x, normalized_shape, {"weight": weight}, cotangent)
+    x, ns, p, dy, dts = _check(fn, x, normalized_shape, {"weight": weight}, cotangent)
     dx, dw, _ = _backward(x, ns, p["weight"], dy, eps, True, p["weight"] is not None, False)
-    return dx, dw
+    return _rounded(dx, dts["x"]), _rounded(dw, dts["weight"])

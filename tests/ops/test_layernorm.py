@@ -346,7 +346,7 @@ def _bad_cases():
         (TypeError, lambda: vk.layer_norm(x.astype(np.float64), 4)),
         (TypeError, lambda: vk.layer_norm([[1, 2], [3, 4]], 2)),
         (TypeError, lambda: vk.layer_norm(x, 4, w4.astype(np.int32))),
-        (TypeError, lambda: vk.layer_norm(x, 4, None, w4.astype(np.float16))),
+        (TypeError, lambda: vk.layer_norm(x, 4, None, w4.astype(np.float64))),
         (ValueError, lambda: vk.rms_norm(x, 4, eps=-1.0)),
         (ValueError, lambda: vk.rms_norm(x, 5)),
         (ValueError, lambda: vk.rms_norm(x, 4, np.ones(5, np.float32))),
@@ -383,3 +383,36 @@ def test_bad_input_with_gpu_arrays_raises_before_gpu_work():
                 call()
         with pytest.raises(ValueError):
             vk.layer_norm(xf, 4, np.ones(4, np.float32), xf)  # bias (2, 4): wrong shape, nothing uploaded
+
+
+def _close16(got, want):
+    """float16 results of a float32 computation rounded once: within half a float16 ulp of the
+    float64 reference, plus float32's error at the results' scale."""
+    assert got.dtype == vk.float16
+    got, want = got.numpy().astype(np.float64), np.asarray(want, np.float64)
+    bound = 0.5 * np.spacing(np.abs(want).astype(np.float16)).astype(np.float64) + 1e-5 * np.abs(want).max()
+    assert (np.abs(got - want) <= bound).all(), np.abs(got - want).max()
+
+
+@pytest.mark.parametrize("d", [4, 33, 256])
+def test_float16_in_float32_rounded_once(rng, d):
+    """float16 x, weight, bias and cotangent (torch's half layer norm): converted to float32, each
+    result rounded once to its input's dtype; a float32 weight with float16 x keeps dweight float32."""
+    x = (rng.standard_normal((5, d)) * 3 + 1).astype(np.float16)
+    w = (1 + 0.1 * rng.standard_normal(d)).astype(np.float16)
+    b = (0.1 * rng.standard_normal(d)).astype(np.float16)
+    dy = rng.standard_normal((5, d)).astype(np.float16)
+    X, W, B, DY = (vk.asarray(a) for a in (x, w, b, dy))
+    _close16(vk.layer_norm(X, d, W, B), ref_layer_norm(x, 1, w, b))
+    _close16(vk.rms_norm(X, d, W), ref_rms_norm(x, 1, w))
+    dx, dw, db = vk.layer_norm_vjp(X, W, B, DY, d)
+    for got, want in zip((dx, dw, db), ref_layer_norm_vjp(x, w, dy, 1)):
+        _close16(got, want)
+    dx, dw = vk.rms_norm_vjp(X, W, DY, d)
+    for got, want in zip((dx, dw), ref_rms_norm_vjp(x, w, dy, 1)):
+        _close16(got, want)
+    w32 = w.astype(np.float32)
+    dx, dw, db = vk.layer_norm_vjp(X, vk.asarray(w32), None, DY, d)
+    assert dx.dtype == vk.float16 and dw.dtype == vk.float32 and db is None
+    want = ref_layer_norm_vjp(x, w32, dy, 1)
+    np.testing.assert_allclose(dw.numpy(), want[1], rtol=1e-5, atol=1e-5 * np.abs(want[1]).max())
