@@ -18,8 +18,8 @@ float16 = np.dtype(np.float16)
 HALF_USES = ("float16 arrays support creation, astype(), numpy(), views, transposes, joins, indexing and "
              "assignment (put, take/put_along_axis too), the elementwise functions and operators, diff, "
              "reductions, count_nonzero, scans, sorting and searchsorted, matmul/gemm, tensordot, vecdot, "
-             "outer, cross, the norms, the convolutions and layer/RMS norm (in float32); not the "
-             "decompositions of vk.linalg (nor does numpy's) or scatter_add")
+             "outer, cross, the norms, scatter_add, the convolutions and layer/RMS norm (in float32); "
+             "not the decompositions of vk.linalg (nor does numpy's)")
 HALF_FEATURES = ("storageBuffer16BitAccess", "shaderInt16")
 
 int8, int16, int64 = np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.int64)

@@ -72,7 +72,6 @@ def test_ops_that_compute_in_words_refuse_float16():
     h = vk.asarray(np.arange(12, dtype=np.float16).reshape(3, 4))
     calls = {  # (the elementwise functions, reductions, scans and sorting compute on it: test_float16_compute.py)
         "qr": lambda: vk.linalg.qr(h),  # numpy's linalg refuses float16 too
-        "scatter_add": lambda: vk.scatter_add(h, vk.asarray(np.zeros((1, 4), np.int32)), h[:1], 0),
     }
     for name, call in calls.items():
         with pytest.raises(TypeError, match="float16"):
@@ -211,3 +210,19 @@ def test_norms_of_float16(rng):
               np.linalg.matrix_norm(x64.reshape(4, 3, 11), ord=ord))
     got = vk.linalg.vector_norm(vk.asarray(np.array([300, 400], np.float16)))
     assert got.dtype == vk.float16 and got.numpy() == 500
+
+
+@pytest.mark.parametrize("deterministic", [False, True])
+def test_scatter_add_float16(rng, deterministic):
+    """scatter_add into float16 (np.add.at's values cast to float16 first, float32 host values
+    too), summed in float32 and rounded once: within half a float16 ulp of the exact sum."""
+    a = rng.standard_normal((33, 5)).astype(np.float16)
+    idx = rng.integers(0, 33, (70, 5)).astype(np.int32)  # duplicates
+    v = rng.standard_normal((70, 5)).astype(np.float32)
+    got = vk.scatter_add(vk.asarray(a), vk.asarray(idx), v, 0, deterministic=deterministic)
+    assert got.dtype == vk.float16 and got.shape == a.shape
+    want = a.astype(np.float64)
+    for j in range(5):
+        np.add.at(want[:, j], idx[:, j], v[:, j].astype(np.float16).astype(np.float64))
+    bound = 0.5 * np.spacing(np.abs(want).astype(np.float16)).astype(np.float64) + 1e-6 * np.abs(want).max()
+    assert (np.abs(got.numpy().astype(np.float64) - want) <= bound).all()

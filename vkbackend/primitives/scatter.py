@@ -284,10 +284,11 @@ def scatter_add(a, indices, values, axis=0, *, deterministic: bool = False, chec
     bits (float atomics need VK_EXT_shader_atomic_float), so the rounding depends on the order;
     deterministic=True instead lets each output element sum its contributions in index order
     (bit-identical to np.add.at, run after run) at O(axis length x indices along the axis) work
-    per fiber: for moderate sizes. Device indices out of range are dropped; check_indices: the
-    checked mode (index_check.py)."""
+    per fiber: for moderate sizes. float16 (values cast to float16 first, as np.add.at casts them)
+    is summed in float32 and rounded once (np.add.at on float16 rounds after every add). Device
+    indices out of range are dropped; check_indices: the checked mode (index_check.py)."""
     name = "scatter_add"
-    a = operand(a, name)
+    a = operand(a, name, half=True)
     if a.dtype == dtypes.bool_:
         raise TypeError(f"{name}: bool arrays cannot be added to; cast with .astype() first")
     if a.ndim == 0:
@@ -300,15 +301,25 @@ def scatter_add(a, indices, values, axis=0, *, deterministic: bool = False, chec
         if d != axis and i > e:
             raise ValueError(f"{name}: `indices` is larger than `a` along dimension {d} ({i} > {e})")
     vals, direct = _scatter_add_values(values, a, idx.shape, name)
-    if a.buffer.big or vals.big or idx.big:
-        if a.dtype == dtypes.float32 and deterministic:
-            raise ValueError(f"{name}: deterministic=True does not work with arrays larger than "
-                             "maxStorageBufferRange; pass deterministic=False (atomic adds: the float32 "
-                             "rounding then depends on the order)")
-        return _scatter_add_in_windows(a, idx, vals, direct, axis)
-    if a.dtype == dtypes.float32 and deterministic:
-        return _scatter_add_ordered(a, idx, vals, direct, axis)
-    return _scatter_add_atomic(a, idx, vals, direct, axis)
+    half = a.dtype == dtypes.float16  # summed in float32, rounded once at the end
+    if half:
+        vals = dataclasses.replace(vals, dtype=dtypes.float32)
+        direct = Walk(vals.offset, direct.strides)
+    big = (windows.is_big(a.size * 4) if half else a.buffer.big) or vals.big or idx.big
+    floats = a.dtype in (dtypes.float32, dtypes.float16)
+    if big and floats and deterministic:
+        raise ValueError(f"{name}: deterministic=True does not work with arrays larger than "
+                         "maxStorageBufferRange; pass deterministic=False (atomic adds: the float32 "
+                         "rounding then depends on the order)")
+    # Checked: GPU work from here on.
+    out = a.astype(dtypes.float32) if half else a
+    if big:
+        out = _scatter_add_in_windows(out, idx, vals, direct, axis)
+    elif floats and deterministic:
+        out = _scatter_add_ordered(out, idx, vals, direct, axis)
+    else:
+        out = _scatter_add_atomic(out, idx, vals, direct, axis)
+    return out.astype(dtypes.float16) if half else out
 
 
 def _adds(a: Array, idx: Index, direct: Walk, axis: int) -> tuple:
