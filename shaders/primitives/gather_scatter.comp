@@ -9,6 +9,7 @@
 // @variants OP_SCATTER_ADD T=float T_IS_FLOAT RANK=1|3 ?IDX_SIGNED
 // @variants OP_SCATTER_ADD T=int|uint RANK=2 IDX_SIGNED
 // @variants OP_SCATTER_ADD_ORDERED T=float RANK=1|3 ?IDX_SIGNED
+// @variants OP_SCATTER_ADD_ORDERED T=double|int64_t|uint64_t T64 VK_WIDE VK_MATH64 RANK=1|3 ?IDX_SIGNED
 // @variants OP_CLAIM|OP_SCATTER MODE_WRAP|MODE_CLIP RANK=1 IDX_SIGNED
 // @variants OP_GATHER|OP_SCATTER CHECK RANK=2 ?IDX_SIGNED
 // @variants OP_SCATTER LAST_WINS CHECK RANK=1 IDX_SIGNED
@@ -184,7 +185,18 @@ uint normalize_index(int pos, uint n, out bool ok) {
 }
 
 #ifdef T
+// Elements of T in a buffer of words: T64 (64-bit T, OP_SCATTER_ADD_ORDERED) as pairs (low, high).
+#ifdef T64
+#define LOAD_T(buf, pos) FROM_BITS(T, uvec2(buf[2u * uint(pos)], buf[2u * uint(pos) + 1u]))
+#define STORE_T(buf, pos, v) { uint64_t bits_ = PASTE(bits64_, T)(v); \
+    buf[2u * uint(pos)] = uint(bits_); buf[2u * uint(pos) + 1u] = uint(bits_ >> 32); }
+uint64_t bits64_double(double x) { uvec2 w = unpackDouble2x32(x); return (uint64_t(w.y) << 32) | uint64_t(w.x); }
+uint64_t bits64_int64_t(int64_t x) { return uint64_t(x); }
+uint64_t bits64_uint64_t(uint64_t x) { return x; }
+#else
 T load_t(uint bits) { return FROM_BITS(T, bits); }
+#define LOAD_T(buf, pos) load_t(buf[pos])
+#define STORE_T(buf, pos, v) buf[pos] = to_bits(v);
 
 void atomic_add_bits(uint pos, T v) {
 #if defined(T_IS_FLOAT)
@@ -198,6 +210,7 @@ void atomic_add_bits(uint pos, T v) {
     atomicAdd(b_[pos], uint(v));
 #endif
 }
+#endif
 #endif
 
 #ifdef OP_FLAG_VALUE
@@ -224,15 +237,15 @@ void main() {
         positions(i, axis_dim, pd, pi, pb, target);
 #ifdef OP_SCATTER_ADD_ORDERED
         int rel = pb - int(p.w[5]);
-        T acc = load_t(b_[pb]);
+        T acc = LOAD_T(b_, pb);
         for (uint j = 0u; j < m; ++j) {
             bool ok;
             int at = pi + int(j) * i_axis_stride;
             uint idx = normalize_index(at, axis_len, ok);
             note_bad(ok, at);
-            if (ok && idx == target) acc += load_t(d_[pd + int(j) * d_axis_stride]);
+            if (ok && idx == target) acc += LOAD_T(d_, pd + int(j) * d_axis_stride);
         }
-        w_[int(off_w) + rel] = to_bits(acc);
+        STORE_T(w_, int(off_w) + rel, acc)
 #else
 #ifdef NO_INDEX
         bool ok = true;

@@ -194,15 +194,16 @@ def test_deterministic_scatter_add_of_70000_contributions_to_one_element(rng, no
     np.testing.assert_array_equal(vk.scatter_add(a, idx, vals).numpy(), want)  # atomic
 
 
-def test_deterministic_scatter_add_in_pieces(rng, planned_budget, no_poison):
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_deterministic_scatter_add_in_pieces(rng, planned_budget, no_poison, dtype):
     planned_budget(50)
-    a = rng.integers(-9, 9, (4, 6)).astype(np.float32)
+    a = rng.integers(-9, 9, (4, 6)).astype(dtype)
     idx = rng.integers(0, 6, (4, 300))
-    vals = rng.integers(-9, 9, (4, 300)).astype(np.float32)
+    vals = rng.integers(-9, 9, (4, 300)).astype(dtype)
     want = a.copy()
     for r in range(4):
         np.add.at(want[r], idx[r], vals[r])
-    out, n = dispatches(lambda: vk.scatter_add(vk.asarray(a), idx, vals, axis=1, deterministic=True))
+    out, n = dispatches(lambda: vk.scatter_add(vk.asarray(a, dtype=dtype), idx, vals, axis=1, deterministic=True))
     np.testing.assert_array_equal(out.numpy(), want)
     assert n > 2 + 2  # the pieces, after the uploads of indices and values
 

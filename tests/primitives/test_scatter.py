@@ -194,6 +194,29 @@ def test_scatter_add_bad_inputs(rng):
             vk.scatter_add(f.reshape(20)[0], [0], 1.0)
 
 
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int64, np.uint64, np.int8, np.uint16])
+def test_scatter_add_wide_and_narrow_dtypes(rng, dtype, sg):
+    """64-bit dtypes take the ordered path (each element sums in index order: bit for bit
+    np.add.at, float64 included); 8/16-bit integers add as 32-bit ones and wrap when stored.
+    Indices covering a's block or only part of it, negative ones, sums that wrap."""
+    info = np.finfo(dtype) if np.dtype(dtype).kind == "f" else np.iinfo(dtype)
+    big = 1e300 if np.dtype(dtype).kind == "f" else info.max // 3
+    for shape, ishape, axis in [((sg + 1,), (3 * sg + 5,), 0), ((5, 6, 3), (4, 9, 2), 1), ((7, 4), (9, 4), 0)]:
+        a = (rng.uniform(-1, 1, shape) * big).astype(dtype) if info.min < 0 else rng.integers(0, big, shape).astype(dtype)
+        v = (rng.uniform(-1, 1, ishape) * big).astype(dtype) if info.min < 0 else rng.integers(0, big, ishape).astype(dtype)
+        idx = rng.integers(-shape[axis], shape[axis], ishape).astype(np.int32)
+        got = vk.scatter_add(vk.asarray(a, dtype=dtype), vk.asarray(idx), vk.asarray(v, dtype=dtype), axis)
+        want = a.copy()
+        with np.errstate(over="ignore"):
+            for i in np.ndindex(*ishape):
+                at = list(i)
+                at[axis] = idx[i]
+                want[tuple(at)] += v[i]
+        check(got, want)
+        assert got.dtype == dtype
+
+
 # -- put -------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", DTYPES)

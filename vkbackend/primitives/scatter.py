@@ -285,10 +285,12 @@ def scatter_add(a, indices, values, axis=0, *, deterministic: bool = False, chec
     deterministic=True instead lets each output element sum its contributions in index order
     (bit-identical to np.add.at, run after run) at O(axis length x indices along the axis) work
     per fiber: for moderate sizes. float16 (values cast to float16 first, as np.add.at casts them)
-    is summed in float32 and rounded once (np.add.at on float16 rounds after every add). Device
-    indices out of range are dropped; check_indices: the checked mode (index_check.py)."""
+    is summed in float32 and rounded once (np.add.at on float16 rounds after every add); 8/16-bit
+    integers are summed as 32-bit ones and wrap when stored (exactly numpy's); 64-bit dtypes
+    always take the deterministic path (no 64-bit atomics needed). Device indices out of range are
+    dropped; check_indices: the checked mode (index_check.py)."""
     name = "scatter_add"
-    a = operand(a, name, half=True)
+    a = operand(a, name, half=True, wide=True)
     if a.dtype == dtypes.bool_:
         raise TypeError(f"{name}: bool arrays cannot be added to; cast with .astype() first")
     if a.ndim == 0:
@@ -301,25 +303,30 @@ def scatter_add(a, indices, values, axis=0, *, deterministic: bool = False, chec
         if d != axis and i > e:
             raise ValueError(f"{name}: `indices` is larger than `a` along dimension {d} ({i} > {e})")
     vals, direct = _scatter_add_values(values, a, idx.shape, name)
-    half = a.dtype == dtypes.float16  # summed in float32, rounded once at the end
-    if half:
-        vals = dataclasses.replace(vals, dtype=dtypes.float32)
+    # float16 in float32 (rounded once at the end), 8/16-bit integers in 32 bits (wrapping when stored)
+    home = {dtypes.float16: dtypes.float32, dtypes.int8: dtypes.int32, dtypes.int16: dtypes.int32,
+            dtypes.uint8: dtypes.uint32, dtypes.uint16: dtypes.uint32}.get(a.dtype, a.dtype)
+    if home != a.dtype:
+        vals = dataclasses.replace(vals, dtype=home)
         direct = Walk(vals.offset, direct.strides)
-    big = (windows.is_big(a.size * 4) if half else a.buffer.big) or vals.big or idx.big
-    floats = a.dtype in (dtypes.float32, dtypes.float16)
-    if big and floats and deterministic:
-        raise ValueError(f"{name}: deterministic=True does not work with arrays larger than "
-                         "maxStorageBufferRange; pass deterministic=False (atomic adds: the float32 "
-                         "rounding then depends on the order)")
+    wide = home.itemsize == 8
+    big = (windows.is_big(a.size * home.itemsize) if home != a.dtype else a.buffer.big) or vals.big or idx.big
+    ordered = wide or (deterministic and home == dtypes.float32)
+    if big and ordered:
+        raise ValueError(f"{name}: " + (f"{home} arrays larger than maxStorageBufferRange are not supported"
+                                        if wide else
+                                        "deterministic=True does not work with arrays larger than "
+                                        "maxStorageBufferRange; pass deterministic=False (atomic adds: the "
+                                        "float32 rounding then depends on the order)"))
     # Checked: GPU work from here on.
-    out = a.astype(dtypes.float32) if half else a
+    out = a if home == a.dtype else a.astype(home)
     if big:
         out = _scatter_add_in_windows(out, idx, vals, direct, axis)
-    elif floats and deterministic:
+    elif ordered:
         out = _scatter_add_ordered(out, idx, vals, direct, axis)
     else:
         out = _scatter_add_atomic(out, idx, vals, direct, axis)
-    return out.astype(dtypes.float16) if half else out
+    return out if home == a.dtype else out.astype(a.dtype)
 
 
 def _adds(a: Array, idx: Index, direct: Walk, axis: int) -> tuple:
@@ -392,6 +399,13 @@ def _ordered_pieces(plan: Plan, m: int, i_stride: int, d_stride: int) -> list:
     return out
 
 
+def _ordered_defines(dt) -> dict:
+    """The ordered kernel's element type: float32, or a 64-bit one (its words in pairs: T64)."""
+    if dt.itemsize == 8:
+        return {"T": dtypes.glsl(dt), "T64": 1, **dtypes.type_defines([dt])}
+    return {"T": "float"}
+
+
 def _scatter_add_ordered(a: Array, idx: Index, vals: _Values, direct: Walk, axis: int) -> Array:
     """Each destination element gathers its contributions in index order (no atomics, no sort).
     Where the indices cover all of a off the axis, one pass reads a and writes the output;
@@ -408,7 +422,7 @@ def _scatter_add_ordered(a: Array, idx: Index, vals: _Values, direct: Walk, axis
             "SCATTER_ADD_ORDERED", shape, Walk(direct.offset, zero_at(direct.strides, axis)),
             Walk(idx.offset, zero_at(idx_strides, axis)),
             Walk(a.offset if covers else 0, contiguous_strides(a.shape)), idx.shape[axis], idx,
-            {"T": "float"}, ordered=(axis, 0, idx_strides[axis], direct.strides[axis]), per_trip=3)
+            _ordered_defines(a.dtype), ordered=(axis, 0, idx_strides[axis], direct.strides[axis]), per_trip=3)
         pieces = _ordered_pieces(plan, idx.shape[axis], idx_strides[axis], direct.strides[axis])
     copy = None if (covers and pieces) or not a.size else plan_full_copy(a, idx.name)
     out = Array.empty(a.shape, a.dtype)
