@@ -37,7 +37,11 @@ def check_eigh(x, w, v):
     assert v.shape == a.shape and v.dtype == vk.float32
     v = v.numpy().astype(np.float64)
     resid = a @ v - v * w[..., None, :]
-    assert np.abs(resid).max() <= 4 * n * EPS * scale
+    # The vectors are products of ~10 sweeps of float32 rotations: about an ulp of orthogonality
+    # each. Measured at n = 24 with clustered and repeated eigenvalues (test_eigh_clustered_and_
+    # repeated's matrices, 1200 draws, lavapipe): max |resid| / (n eps scale) 11.8, above 4 in 2.7 %
+    # of the draws (more sweeps do not lower it). A wrong vector is off by O(scale).
+    assert np.abs(resid).max() <= 16 * n * EPS * scale
     np.testing.assert_allclose(np.swapaxes(v, -1, -2) @ v, np.broadcast_to(np.eye(n), v.shape),
                                rtol=0, atol=4 * n * EPS)
 
