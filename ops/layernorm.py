@@ -172,14 +172,9 @@ def _check(fn, x, normalized_shape, params: dict, cotangent=_NO_COTANGENT):
         cotangent = _float_operand(cotangent, "cotangent", fn)
         if tuple(cotangent.shape) != tuple(x.shape):
             raise ValueError(f"{fn}: cotangent has shape {tuple(cotangent.shape)}, expected x's {tuple(x.shape)}")
-    kept = {"x": x, **checked}
     out_dtypes = {n: dtypes.float16 if v is not None and v.dtype == dtypes.float16 else dtypes.float32
-                  for n, v in kept.items()}
-
-    def up(a):
-        if a is None:
-            return None
-        return asarray(a) if a.dtype == dtypes.float32 else asarray(a, a.dtype).astype(dtypes.float32)
+                  for n, v in {"x": x, **checked}.items()}
+    up = lambda a: None if a is None else asarray(a, dtypes.float32)  # noqa: E731 (float16 converted)
     return up(x), ns, {n: up(v) for n, v in checked.items()}, up(cotangent), out_dtypes
 
 

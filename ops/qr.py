@@ -245,6 +245,12 @@ def _panel_fits_shared(dev, nb: int, wg: int, size: int = 4) -> bool:
     return (slots * nb + 4 * nb + nb * nb) * size + 1024 <= dev.max_shared_memory
 
 
+def _widest(dt) -> int:
+    """The widest block the kernels hold for dtype dt (qr_update.comp's shared memory, NB*NB <= 4 *
+    256 in qr_buildt.comp; doubles take twice the shared memory and registers)."""
+    return 32 if dt == dtypes.float32 else _NB64
+
+
 def _panel_config(m: int, dt=dtypes.float32):
     """(NB, workgroup size, rows per thread; 0 = streaming) for a panel of m rows of dtype dt: the
     widest NB whose rows fit in registers, with the fewest rows per thread, then the smallest
@@ -271,7 +277,7 @@ def _panel_config(m: int, dt=dtypes.float32):
     wgs = sorted({w for w in wgs if w <= dev.max_workgroup_invocations and w % max(1, dev.max_subgroup_size) == 0})
     if not wgs:
         wgs = [max(64, dev.max_subgroup_size)]
-    widest = 32 if words == 1 else _NB64  # qr_update.comp's shared memory holds NB <= 32 (16)
+    widest = _widest(dt)
     nb = min(widest, pow2ceil(TUNE["nb_max"]))
     while nb >= max(4, TUNE["nb_min"]):
         best = None
@@ -581,8 +587,7 @@ def _check_reflectors(h, tau, name: str):
 def _apply_nb(M: int, dt=dtypes.float32) -> int:
     """Block width for reflectors over M rows of dtype dt: TUNE's, narrower where T's recurrence in
     qr_buildt would not fit the loop budget (_check_budget then raises if even 8 does not)."""
-    widest = 32 if dt == dtypes.float32 else _NB64  # qr_buildt.comp: NB*NB <= 4 * 256
-    nb = min(widest, max(4, pow2ceil(TUNE["apply_nb"])))
+    nb = min(_widest(dt), max(4, pow2ceil(TUNE["apply_nb"])))
     budget = launch.loop_budget()
     while budget is not None and nb > 8 and _buildt_cost(M, nb) > budget:
         nb //= 2

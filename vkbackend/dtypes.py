@@ -93,6 +93,12 @@ def glsl_compute(d: np.dtype) -> str:
 _HOME = {"f": "float32", "i": "int32", "u": "uint32"}  # the 32-bit dtype of each kind
 
 
+def home32(d: np.dtype) -> np.dtype:
+    """The 32-bit dtype an 8/16-bit one computes in, exactly and order-preserving (float16:
+    float32; int8/int16: int32; uint8/uint16: uint32); any other dtype (bool too) itself."""
+    return np.dtype(_HOME[d.kind]) if d.itemsize < 4 and d.kind in _HOME else d
+
+
 def computable(d, what: str = "this operation") -> np.dtype:
     """d, or TypeError if ops cannot compute in it (float16 is only held)."""
     if d == float16:

@@ -123,10 +123,9 @@ def vecdot(x1, x2, /, *, axis=-1) -> Array:
         raise ValueError(f"{name}: the vectors along axis {ax} differ in length: {a.shape[ax]} in x1 "
                          f"{a.shape}, {b.shape[ax]} in x2 {b.shape}")
     shape = _broadcast(name, a.shape, b.shape)
-    if dt == dtypes.float16:  # exact products and their sum in float32, rounded once
-        a, b = (asarray(x).astype(dtypes.float32) for x in (a, b))
-        return _sum(multiply(a, b), axis=len(shape) + ax, dtype=dtypes.float32).astype(dtypes.float16)
-    return _sum(multiply(asarray(a, dt), asarray(b, dt)), axis=len(shape) + ax, dtype=dt)
+    t = dtypes.float32 if dt == dtypes.float16 else dt  # float16: exact products summed in float32
+    out = _sum(multiply(asarray(a, t), asarray(b, t)), axis=len(shape) + ax, dtype=t)
+    return out if t == dt else out.astype(dt)  # rounded once
 
 
 def outer(x1, x2, /) -> Array:

@@ -304,8 +304,7 @@ def scatter_add(a, indices, values, axis=0, *, deterministic: bool = False, chec
             raise ValueError(f"{name}: `indices` is larger than `a` along dimension {d} ({i} > {e})")
     vals, direct = _scatter_add_values(values, a, idx.shape, name)
     # float16 in float32 (rounded once at the end), 8/16-bit integers in 32 bits (wrapping when stored)
-    home = {dtypes.float16: dtypes.float32, dtypes.int8: dtypes.int32, dtypes.int16: dtypes.int32,
-            dtypes.uint8: dtypes.uint32, dtypes.uint16: dtypes.uint32}.get(a.dtype, a.dtype)
+    home = dtypes.home32(a.dtype)
     if home != a.dtype:
         vals = dataclasses.replace(vals, dtype=home)
         direct = Walk(vals.offset, direct.strides)

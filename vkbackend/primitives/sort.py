@@ -363,10 +363,7 @@ def searchsorted(x1, x2, /, *, side: str = "left", sorter=None) -> Array:
     a, v = asarray(a), asarray(v, common if weak else None)
     if not queries or not n:
         return zeros(v.shape, dtypes.int32)
-    # 8/16-bit operands search as their 32-bit home (exact, order-preserving); 64-bit: KEY64
-    home = dtypes.int32 if common.kind == "i" and common.itemsize < 4 else (
-        dtypes.uint32 if common.kind == "u" and common.itemsize < 4 else
-        dtypes.float32 if common == dtypes.float16 else common)
+    home = dtypes.home32(common)  # 8/16-bit operands search as their 32-bit home; 64-bit: KEY64
     a, v = (t if t.dtype == home else astype(t, home) for t in (a, v))
     if s is not None:
         a = _take(a, asarray(s))
