@@ -116,6 +116,14 @@ def check_array(got, want):
     np.testing.assert_array_equal(got.numpy(), want)
 
 
+def assert_rounded_once16(got, exact, slack=0.0):
+    """float16 results of a float32 computation rounded once: within half a float16 ulp of the
+    exact (float64) values, plus `slack` (float32's own error)."""
+    got, exact = np.asarray(got, np.float64), np.asarray(exact, np.float64)
+    bound = 0.5 * np.spacing(np.abs(exact).astype(np.float16)).astype(np.float64) + slack
+    assert (np.abs(got - exact) <= bound).all(), np.abs(got - exact).max()
+
+
 def no_gpu_work():
     """Context manager: asserts nothing was recorded or submitted inside it."""
     class _Guard:

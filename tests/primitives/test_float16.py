@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import vkbackend as vk
+from tests.conftest import assert_rounded_once16
 from vkbackend.harness import run_shader
 
 # Values past float16's range become inf on purpose (numpy warns about it).
@@ -138,14 +139,6 @@ def test_joins(rng):
     _same_bits(vk.concatenate([vk.asarray(y), h]).numpy(), np.concatenate([y, x]))
 
 
-def _bits_equal(got, want):
-    got, want = np.asarray(got), np.asarray(want)
-    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, want.dtype, got.shape, want.shape)
-    if got.dtype == np.float16:
-        got, want = got.view(np.uint16), want.view(np.uint16)
-    np.testing.assert_array_equal(got, want)
-
-
 @pytest.mark.parametrize("n", [1, 7, 33, 257])
 def test_more_functions_take_float16(rng, n):
     """diff, count_nonzero, searchsorted, take/put_along_axis, put, outer and cross on float16, bit
@@ -155,37 +148,35 @@ def test_more_functions_take_float16(rng, n):
     x = (rng.standard_normal((3, n)) * 10.0 ** rng.integers(-3, 1)).astype(np.float16)  # sums within range
     x[0, 0] = -0.0
     h = vk.asarray(x)
-    _bits_equal(vk.diff(h, axis=1).numpy(), np.diff(x, axis=1))
-    _bits_equal(vk.diff(h, axis=0, n=2, append=x[:1]).numpy(), np.diff(x, axis=0, n=2, append=x[:1]))
-    _bits_equal(vk.count_nonzero(h, axis=1).numpy(), np.count_nonzero(x, axis=1).astype(np.int32))
+    _same_bits(vk.diff(h, axis=1).numpy(), np.diff(x, axis=1))
+    _same_bits(vk.diff(h, axis=0, n=2, append=x[:1]).numpy(), np.diff(x, axis=0, n=2, append=x[:1]))
+    _same_bits(vk.count_nonzero(h, axis=1).numpy(), np.count_nonzero(x, axis=1).astype(np.int32))
     s = np.sort(x[1])
     order = np.argsort(x[2]).astype(np.int32)
     for side in ("left", "right"):
-        _bits_equal(vk.searchsorted(vk.asarray(s), h[0], side=side).numpy(),
+        _same_bits(vk.searchsorted(vk.asarray(s), h[0], side=side).numpy(),
                     np.searchsorted(s, x[0], side=side).astype(np.int32))
-        _bits_equal(vk.searchsorted(h[2], h[0], side=side, sorter=vk.asarray(order)).numpy(),
+        _same_bits(vk.searchsorted(h[2], h[0], side=side, sorter=vk.asarray(order)).numpy(),
                     np.searchsorted(x[2], x[0], side=side, sorter=order).astype(np.int32))
     idx = rng.integers(0, n, (3, 5)).astype(np.int32)
-    _bits_equal(vk.take_along_axis(h, vk.asarray(idx), axis=1).numpy(), np.take_along_axis(x, idx, axis=1))
+    _same_bits(vk.take_along_axis(h, vk.asarray(idx), axis=1).numpy(), np.take_along_axis(x, idx, axis=1))
     vals = rng.standard_normal((3, 5)).astype(np.float16)
     got, want = vk.asarray(x), x.copy()
     vk.put_along_axis(got, vk.asarray(idx), vk.asarray(vals), axis=1)
     np.put_along_axis(want, idx, vals, axis=1)
-    _bits_equal(got.numpy(), want)
+    _same_bits(got.numpy(), want)
     got, want = vk.asarray(x), x.copy()
     vk.put(got, [0, n - 1, 2 * n], [1.5, -2.25, 7.0])
     np.put(want, [0, n - 1, 2 * n], [1.5, -2.25, 7.0])
-    _bits_equal(got.numpy(), want)
-    _bits_equal(vk.linalg.outer(h[0], h[1]).numpy(), np.outer(x[0], x[1]))
+    _same_bits(got.numpy(), want)
+    _same_bits(vk.linalg.outer(h[0], h[1]).numpy(), np.outer(x[0], x[1]))
     if n >= 3:
-        _bits_equal(vk.linalg.cross(h[:, :3], h[:, -3:]).numpy(), np.cross(x[:, :3], x[:, -3:]))
+        _same_bits(vk.linalg.cross(h[:, :3], h[:, -3:]).numpy(), np.cross(x[:, :3], x[:, -3:]))
     x64 = x.astype(np.float64)
     for got, exact in ((vk.vecdot(h, h), (x64 * x64).sum(axis=1)),
                        (vk.tensordot(h, vk.asarray(np.ascontiguousarray(x.T)), axes=1), x64 @ x64.T)):
         assert got.dtype == vk.float16
-        got = got.numpy().astype(np.float64)
-        bound = 0.5 * np.spacing(np.abs(exact).astype(np.float16)).astype(np.float64) + n * 2.0 ** -23 * np.abs(exact)
-        assert (np.abs(got - exact) <= bound + 2.0 ** -24).all()
+        assert_rounded_once16(got.numpy(), exact, n * 2.0 ** -23 * np.abs(exact) + 2.0 ** -24)
 
 
 def test_norms_of_float16(rng):
@@ -198,10 +189,7 @@ def test_norms_of_float16(rng):
 
     def close(got, exact):
         assert got.dtype == vk.float16
-        got = got.numpy().astype(np.float64)
-        exact = np.asarray(exact, np.float64)
-        bound = 0.5 * np.spacing(np.abs(exact).astype(np.float16)).astype(np.float64) + 1e-6 * np.abs(exact)
-        assert (np.abs(got - exact) <= bound + 2.0 ** -25).all(), (got, exact)
+        assert_rounded_once16(got.numpy(), exact, 1e-6 * np.abs(exact) + 2.0 ** -25)
     for ord in (2, 1, 3, 0, -1, np.inf, -np.inf):
         close(vk.linalg.vector_norm(h, axis=1, ord=ord), np.linalg.vector_norm(x64, axis=1, ord=ord))
     close(vk.linalg.vector_norm(h, keepdims=True), np.linalg.vector_norm(x64, keepdims=True))
@@ -224,5 +212,4 @@ def test_scatter_add_float16(rng, deterministic):
     want = a.astype(np.float64)
     for j in range(5):
         np.add.at(want[:, j], idx[:, j], v[:, j].astype(np.float16).astype(np.float64))
-    bound = 0.5 * np.spacing(np.abs(want).astype(np.float16)).astype(np.float64) + 1e-6 * np.abs(want).max()
-    assert (np.abs(got.numpy().astype(np.float64) - want) <= bound).all()
+    assert_rounded_once16(got.numpy(), want, 1e-6 * np.abs(want).max())
