@@ -19,7 +19,6 @@ from __future__ import annotations
 import functools
 import os
 import threading
-from collections import OrderedDict
 
 import numpy as np
 
@@ -29,9 +28,9 @@ from ..runtime.memory import POISON
 from . import launch
 
 
-CAPACITY = 4096        # signatures kept (least recently used dropped)
+CAPACITY = 4096        # signatures kept (the oldest dropped first: a hit costs no reordering)
 _PLAIN = object()      # a signature whose op cannot be replayed
-_cache: OrderedDict = OrderedDict()
+_cache: dict = {}
 _stats = {"hits": 0, "captures": 0, "plain": 0}
 
 
@@ -117,13 +116,15 @@ class Capture:
 
 
 class Recipe:
-    __slots__ = ("words", "steps", "result", "fixed")
+    __slots__ = ("words", "steps", "result", "fixed", "native", "barrier")
 
-    def __init__(self, words, steps, result, fixed):
+    def __init__(self, words, steps, result, fixed, native):
         self.words = words      # words of each buffer the op allocates
         self.steps = steps      # (pipeline, roles, push, groups, barrier, fuse)
         self.result = result    # ('array', role, shape, dtype, offset), ('arg', i) or ('tuple', parts)
         self.fixed = fixed      # persistent storages the steps bind
+        self.native = native    # the steps as one kp.Steps (Stream.native_steps), or None
+        self.barrier = bool(steps) and steps[-1][4]  # the last step ends with a global barrier
 
     def replay(self, rt, inputs: list, arrays: list):
         """Allocate the op's buffers and record its steps: under the runtime's lock, with no
@@ -131,7 +132,11 @@ class Recipe:
         storages = inputs + [Storage(w) for w in self.words]
         if self.fixed:
             storages += self.fixed
-        rt.stream.record_steps(self.steps, [s.buffer.tensor for s in storages])
+        tensors = [s.buffer.tensor for s in storages]
+        if self.native is not None:
+            rt.stream.record_native(self.native, tensors, self.barrier)
+        else:
+            rt.stream.record_steps(self.steps, tensors)
         result = self.result
         if result[0] == "array":  # the common case, inline
             return Array(storages[result[1]], result[2], result[3], result[4])
@@ -146,7 +151,8 @@ def _recipe(cap: Capture, spec) -> Recipe:
         return first + role[1] if type(role) is tuple else role
     steps = tuple((pipe, tuple(map(index, roles)), push, groups, barrier, fuse)
                   for pipe, roles, push, groups, barrier, fuse in cap.steps)
-    return Recipe(tuple(s.buffer.words for s in cap.storages), steps, spec, tuple(cap.fixed))
+    return Recipe(tuple(s.buffer.words for s in cap.storages), steps, spec, tuple(cap.fixed),
+                  runtime.get().stream.native_steps(steps))
 
 
 def _build(spec, storages, arrays):
@@ -214,7 +220,6 @@ def recipe(env: tuple = ()):
                     _stats["plain"] += 1
                     return fn(*args, **kwargs)
                 if found is not None:
-                    _cache.move_to_end(key)
                     _stats["hits"] += 1
                     return found.replay(rt, storages, arrays)
                 cap = stream.capture = Capture(storages, rt.poison)
@@ -226,7 +231,7 @@ def recipe(env: tuple = ()):
                 _cache[key] = _PLAIN if spec is None else _recipe(cap, spec)
                 _stats["captures"] += 1
                 while len(_cache) > CAPACITY:
-                    _cache.popitem(last=False)
+                    del _cache[next(iter(_cache))]
                 return result
         return op
     return wrap

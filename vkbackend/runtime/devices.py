@@ -209,7 +209,8 @@ def open_device() -> Device:
     except ImportError as e:  # pragma: no cover - setup problem
         raise DeviceError("vkbackend._kp (Kompute, built with the package) is missing: reinstall "
                           "vkbackend (pip install .), or run `make setup` in a checkout") from e
-    if not (hasattr(kp.Manager, "device_capabilities") and hasattr(kp.Manager, "enabled_features")):
+    if not (hasattr(kp.Manager, "device_capabilities") and hasattr(kp.Manager, "enabled_features")
+            and hasattr(kp.Sequence, "record_steps")):  # the first patch and the newest
         raise DeviceError(f"{kp.__name__} is not built with vkbackend's patches (third_party/kompute): "
                           "reinstall vkbackend (pip install .), or run `make setup` in a checkout")
     try:

@@ -28,6 +28,9 @@ FLUSH_AFTER = 4096  # recorded operations per chunk (each keeps a kp op alive un
 # for it, once this long has passed since the last submit: the GPU runs it while the host records
 # the next operations, and a submit's host cost is spread over this much recording.
 EAGER_SECONDS = 100e-6
+# While the GPU is still busy with the other sequence, the host asks its fence again only after
+# this fraction of eager_seconds: a fence query per recorded operation costs more than recording it.
+RECHECK = 0.25
 
 
 class Stream:
@@ -54,7 +57,7 @@ class Stream:
         self.fuser = None       # the elementwise chain waiting to be recorded (fusion.py), if fusing
         self.eager = True       # submit early while the GPU idles (False: only flushes and syncs submit)
         self.eager_seconds = EAGER_SECONDS  # VKBACKEND_EAGER_US
-        self._last_submit = 0.0  # perf_counter() at the newest submit
+        self._next_check = 0.0  # perf_counter() from which the next eager submit is considered
         self.stats = {"submits": 0, "dispatches": 0, "uploads": 0, "downloads": 0, "flushes": 0, "fills": 0,
                       "eager_submits": 0}
 
@@ -72,22 +75,31 @@ class Stream:
         waiting elementwise chain unless `chain` is False (an operation that touches none of its
         buffers). `barrier`: the operation ends with a global barrier (kp's fills, updates and
         copies do), False for a dispatch without one, None for one that writes nothing (the
-        order stays as it was)."""
+        order stays as it was). Every operation passes here: the common case is a few tests."""
         if chain:
-            self.emit_chain()
-        if self._ops >= FLUSH_AFTER:
+            fuser = self.fuser
+            if fuser is not None and fuser.ops:
+                fuser.emit(self)
+        ops = self._ops
+        if ops >= FLUSH_AFTER:
             self.flush(chain=False)
-        elif (eager and self._ops and self.eager and time.perf_counter() - self._last_submit >= self.eager_seconds
-              and self._idle()):
-            self.flush(eager=True, chain=False)
+            ops = 0
+        elif eager and ops and self.eager:
+            now = time.perf_counter()
+            if now >= self._next_check:
+                if self._idle():
+                    self.flush(eager=True, chain=False)
+                    ops = 0
+                else:
+                    self._next_check = now + self.eager_seconds * RECHECK
         seq = self._seqs[self._cur]
-        if self._ops == 0 and not self._ordered:
+        if ops == 0 and not self._ordered:
             # Orders this chunk after what an unbarriered last dispatch of the previous one wrote.
             seq.record(self._barrier)
             self._ordered = True
         if barrier is not None:
             self._ordered = barrier
-        self._ops += 1
+        self._ops = ops + 1
         return seq
 
     def emit_chain(self) -> None:
@@ -100,13 +112,6 @@ class Stream:
         """Record a dispatch followed by a global barrier (the fuser's chains)."""
         self._begin_op().record_dispatch(pipeline, tensors, push, groups[0], groups[1], groups[2], True)
         self.stats["dispatches"] += 1
-
-    def _record(self, op, barrier: bool = True) -> None:
-        """Record `op` just before a synchronize (no eager submit in between)."""
-        seq = self._begin_op(eager=False, barrier=True if barrier else None)
-        seq.record(op)
-        if barrier:
-            seq.record(self._barrier)
 
     def dispatch(self, pipeline, tensors, push: bytes, groups, barrier: bool = True, windows=None,
                  fuse=None) -> None:
@@ -131,18 +136,41 @@ class Stream:
                                                                 groups[2], barrier)
                 self.stats["dispatches"] += 1
 
+    @staticmethod
+    def native_steps(steps):
+        """A recipe's steps (pipeline, roles, push, groups, barrier, fuse) as one kp.Steps for
+        record_native; None where there are none or one may join an elementwise chain."""
+        if not steps or any(fuse is not None for *_, fuse in steps):
+            return None
+        return kp.Steps([(pipe, list(roles), push, *groups, barrier)
+                         for pipe, roles, push, groups, barrier, _ in steps])
+
+    def record_native(self, steps, tensors: list, barrier: bool) -> None:
+        """Record a replayed recipe's dispatches (primitives/recipes.py), none of them waiting to
+        join an elementwise chain, with no capture running: `steps` is their kp.Steps, recorded over
+        `tensors` in one native call; `barrier`: the last one ends with a global barrier."""
+        with self.lock:
+            n = len(steps)
+            self._begin_op(barrier=barrier).record_steps(steps, tensors)
+            self._ops += n - 1  # one chunk holds them all (FLUSH_AFTER is a soft bound)
+            self.stats["dispatches"] += n
+
     def record_steps(self, steps, tensors: list) -> None:
-        """Record a replayed recipe's dispatches (primitives/recipes.py), with no capture running:
-        each step is (pipeline, roles, push, groups, barrier, fuse), its roles indexing `tensors`."""
+        """Record a replayed recipe's dispatches one by one (record_native where no step may
+        join an elementwise chain), with no capture running: each step is (pipeline, roles,
+        push, groups, barrier, fuse), its roles indexing `tensors`."""
         with self.lock:
             fuser = self.fuser
+            begin = self._begin_op
+            recorded = 0
             for pipeline, roles, push, groups, barrier, fuse in steps:
                 if fuse is not None and fuser is not None:
                     fuser.add(self, pipeline, [tensors[r] for r in roles], push, groups, fuse)
                     continue
-                self._begin_op(barrier=barrier).record_dispatch(pipeline, [tensors[r] for r in roles], push,
-                                                                groups[0], groups[1], groups[2], barrier)
-                self.stats["dispatches"] += 1
+                begin(barrier=barrier).record_dispatch(pipeline, [tensors[r] for r in roles], push,
+                                                       groups[0], groups[1], groups[2], barrier)
+                recorded += 1
+            self.stats["dispatches"] += recorded
 
     @locked
     def fill(self, buf, word: int) -> None:
@@ -184,12 +212,12 @@ class Stream:
         return area.take(words)
 
     def _drain(self, host: bool = False) -> None:
-        """Submit what is recorded (host=True: ending with the barrier to host reads) and wait for
-        every submit: synchronize without its downloads and checks."""
+        """Submit what is recorded (host=True: ending with the barrier to host reads, submitted
+        even alone) and wait for every submit: synchronize without its downloads and checks."""
         if self._interrupted:
             self._settle()
         self.emit_chain()
-        if self._ops:
+        if self._ops or host:
             self._submit(wait=True, host=host)
         else:
             self._await_other()
@@ -219,19 +247,18 @@ class Stream:
     def _idle(self) -> bool:
         """Whether the other sequence's submit (the only one that can be in flight) has finished;
         a fence query, no wait."""
-        other = self._seqs[1 - self._cur]
-        if other.is_running():
-            other.eval_await(0)
-            if other.is_running():
-                return False
+        if not self._seqs[1 - self._cur].wait(0):
+            return False
         self.completed = max(self.completed, self._epochs[1 - self._cur])
         return True
 
     def _await_other(self) -> None:
-        """Wait for the other sequence's submit if it is still running; it is complete after."""
+        """Wait for the other sequence's submit if it is still running; it is complete after.
+        (A sequence is waited for before `completed` passes its epoch: no fence to ask then.)"""
         other = 1 - self._cur
-        self._wait(self._seqs[other])
-        self.completed = max(self.completed, self._epochs[other])
+        if self._epochs[other] > self.completed:
+            self._wait(self._seqs[other])
+            self.completed = max(self.completed, self._epochs[other])
 
     def _submit(self, wait: bool, host: bool = False) -> None:
         """Submit the current sequence; host=True: it ends with the barrier to host reads."""
@@ -240,10 +267,10 @@ class Stream:
         if host:
             self._host_epoch = self.submitted
         self._epochs[self._cur] = self.submitted
-        self._last_submit = time.perf_counter()
+        self._next_check = time.perf_counter() + self.eager_seconds
         self.stats["submits"] += 1
         self._ops = 0
-        seq.eval_async()
+        seq.submit(host)
         if not wait:
             return
         try:
@@ -260,8 +287,8 @@ class Stream:
     def _wait(seq) -> None:
         """Wait for a submitted sequence in slices, so that a KeyboardInterrupt (raised between
         them) lands within WAIT_SLICE_NS whatever the work's length."""
-        while seq.is_running():
-            seq.eval_await(WAIT_SLICE_NS)
+        while not seq.wait(WAIT_SLICE_NS):
+            pass
 
     def _settle(self) -> None:
         """After an interrupted wait: finish waiting for the sequence left in flight (it holds no
@@ -316,7 +343,8 @@ class Stream:
             if i + 1 < times:
                 self._seqs[self._cur].eval()
             else:
-                self._submit(wait=True, host=True)
+                self._submit(wait=True)  # its host barrier is recorded above, once
+                self._host_epoch = self.submitted
             took.append(time.perf_counter() - t0)
         return took
 
@@ -345,9 +373,8 @@ class Stream:
             self.stats["downloads"] += 1
         if not (self._ops or checks or self.completed < self.submitted or (host and self._host_epoch < self.submitted)):
             return  # everything submitted has completed (and ended with the host barrier if asked)
-        if host and (self._ops or self._host_epoch < self.submitted):
-            # last in this submit (or alone, for earlier submits' writes): device writes, for the host
-            self._record(self._host_barrier, barrier=False)
+        # the submit ends with the barrier to host reads (alone, for earlier submits' writes)
+        host = host and (self._ops > 0 or self._host_epoch < self.submitted)
         try:
             self._drain(host)
         except BaseException:
