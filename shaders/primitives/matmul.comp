@@ -9,7 +9,8 @@
 #extension GL_EXT_shader_16bit_storage : require
 #endif
 #include "lib/common.glsl"
-// Tiled SIMT GEMM, float32:  C[b] = alpha * op(A[b]) * op(B[b])  (+ beta * C[b] with HAS_BETA)
+// Tiled SIMT GEMM, float32 (float64 with F64):  C[b] = alpha * op(A[b]) * op(B[b])  (+ beta * C[b]
+// with HAS_BETA)
 // op(A) is M x K, op(B) is K x N, C is M x N; every matrix is row-major with a leading dimension.
 //
 // A workgroup computes a BM x BN tile of C and walks K in BK slices, staged through shared memory
@@ -32,6 +33,8 @@
 //   HALF_IN              A and B are float16 (C stays float32; products and sums in float32):
 //                        1 read as float16_t (16-bit storage), 2 as packed words unpacked with
 //                        unpackHalf2x16 (any device). Offsets, leading dims, strides in halves.
+//   F64                  A, B and C are float64, products and sums in float64 (alpha and beta stay
+//                        float32 bits); "vec4" below is then a dvec4 and shared tiles twice the bytes.
 // Bindings: 0 A, 1 B, 2 C.
 // Push words: 0 M, 1 N, 2 K, 3 lda, 4 ldb, 5 ldc, 6 offA, 7 offB, 8 offC (elements), 9 alpha bits,
 //   10 beta bits, 11 batch count, 12 swizzle group (0: none; only when the grid covers every tile),
@@ -45,6 +48,7 @@
 // @variants BM=128 BN=128 BK=8 TM=8 TN=8 TRANS_A=1
 // @variants BM=64 BN=64 BK=16 TM=4 TN=4 HALF_IN=1|2 TRANS_A=0|1 TRANS_B=0|1
 // @variants BM=64 BN=64 BK=16 TM=4 TN=4 HALF_IN=1|2 A_VEC=0 B_VEC=0 C_VEC=0 HAS_BETA=1 BATCH_RANK=2
+// @variants BM=64 BN=64 BK=8 TM=4 TN=4 F64 VK_WIDE TRANS_A=0|1 TRANS_B=0|1 ?HAS_BETA
 // Defaults: the NVIDIA "large" tile, aligned, no batch (the runtime always sets every define).
 #ifndef BM
 #define BM 128
@@ -91,7 +95,15 @@
 #define PUSH_WORDS (13 + 4 * BATCH_RANK)
 layout(push_constant) uniform Push { uint w[PUSH_WORDS]; } p;
 
-// The operands' element types and how a vec4 (IN4) or one float (IN1) of them is read.
+// The arithmetic type (V4: 4 of it) and the operands' element types, and how a V4 (IN4) or one
+// element (IN1) of them is read.
+#ifdef F64
+#define R double
+#define V4 dvec4
+#else
+#define R float
+#define V4 vec4
+#endif
 #if HALF_IN == 1
 #define IN4_T f16vec4
 #define IN1_T float16_t
@@ -103,8 +115,8 @@ layout(push_constant) uniform Push { uint w[PUSH_WORDS]; } p;
 #define IN4(w2) vec4(unpackHalf2x16((w2).x), unpackHalf2x16((w2).y))
 #define IN1(buf1, i) unpackHalf2x16(buf1[(i) >> 1])[(i) & 1u]
 #else
-#define IN4_T vec4
-#define IN1_T float
+#define IN4_T V4
+#define IN1_T R
 #define IN4(x) (x)
 #define IN1(buf1, i) buf1[i]
 #endif
@@ -119,9 +131,9 @@ layout(std430, binding = 1) restrict readonly buffer B { IN4_T b4[]; };
 layout(std430, binding = 1) restrict readonly buffer B { IN1_T b1[]; };
 #endif
 #if C_VEC
-layout(std430, binding = 2) restrict buffer C { vec4 c4[]; };
+layout(std430, binding = 2) restrict buffer C { V4 c4[]; };
 #else
-layout(std430, binding = 2) restrict buffer C { float c1[]; };
+layout(std430, binding = 2) restrict buffer C { R c1[]; };
 #endif
 
 #define RM (TM / 4)          // vec4 row groups per invocation
@@ -145,16 +157,16 @@ layout(std430, binding = 2) restrict buffer C { float c1[]; };
 #define SB (BN + PB)
 #define SA4 (SA / 4)
 #define SB4 (SB / 4)
-shared vec4 As[2 * BK * SA4];
-shared vec4 Bs[2 * BK * SB4];
+shared V4 As[2 * BK * SA4];
+shared V4 Bs[2 * BK * SB4];
 
 // Operand staging: every invocation fetches LA (LB) vec4s of a slice into registers.
 #define VA (BM * BK / 4)     // vec4s in an A slice
 #define VB (BN * BK / 4)
 #define LA ((VA + NT - 1) / NT)
 #define LB ((VB + NT - 1) / NT)
-vec4 ra[LA];
-vec4 rb[LB];
+V4 ra[LA];
+V4 rb[LB];
 
 uint M, N, K, lda, ldb, ldc;
 uint a_base, b_base, c_base;   // element offsets of this batch's matrices
@@ -165,11 +177,11 @@ uint tid;
 // (r, c) along the contiguous axis; zeros outside. The vec4 form needs the 4 elements all in or
 // all out (cols % 4 == 0) and 16-byte alignment.
 #define FETCH_VEC(dst, buf4, base, ld, rows, cols, r, c) {                                  \
-    dst = vec4(0.0);                                                                        \
+    dst = V4(0.0);                                                                          \
     if ((r) < (rows) && (c) < (cols)) dst = IN4(buf4[((base) + (r) * (ld) + (c)) >> 2]);    \
 }
 #define FETCH_SCALAR(dst, buf1, base, ld, rows, cols, r, c) {                               \
-    dst = vec4(0.0);                                                                        \
+    dst = V4(0.0);                                                                          \
     if ((r) < (rows)) {                                                                     \
         uint i_ = (base) + (r) * (ld) + (c);                                                \
         [[unroll]] for (uint q_ = 0u; q_ < 4u; ++q_)                                        \
@@ -253,9 +265,9 @@ void main() {
     tid = gl_LocalInvocationID.x;
     M = p.w[0]; N = p.w[1]; K = p.w[2];
     lda = p.w[3]; ldb = p.w[4]; ldc = p.w[5];
-    float alpha = uintBitsToFloat(p.w[9]);
+    R alpha = R(uintBitsToFloat(p.w[9]));
 #if HAS_BETA
-    float beta = uintBitsToFloat(p.w[10]);
+    R beta = R(uintBitsToFloat(p.w[10]));
 #endif
     uint batch = p.w[11], group = p.w[12];
 
@@ -295,9 +307,9 @@ void main() {
                 m0 = tm * BM;
                 n0 = tn * BN;
 
-                vec4 acc[TM][RN];
+                V4 acc[TM][RN];
                 [[unroll]] for (uint i = 0u; i < TM; ++i)
-                    [[unroll]] for (uint j = 0u; j < RN; ++j) acc[i][j] = vec4(0.0);
+                    [[unroll]] for (uint j = 0u; j < RN; ++j) acc[i][j] = V4(0.0);
 
                 if (nk > 0u) {
                     fetch_a(0u);
@@ -314,7 +326,7 @@ void main() {
                     }
                     uint abase = cur * (BK * SA4) + ty, bbase = cur * (BK * SB4) + tx;
                     [[unroll]] for (uint k = 0u; k < BK; ++k) {
-                        vec4 a[RM], b[RN];
+                        V4 a[RM], b[RN];
                         [[unroll]] for (uint i = 0u; i < RM; ++i) a[i] = As[abase + k * SA4 + i * TY];
                         [[unroll]] for (uint j = 0u; j < RN; ++j) b[j] = Bs[bbase + k * SB4 + j * TX];
                         [[unroll]] for (uint i = 0u; i < RM; ++i)
@@ -334,7 +346,7 @@ void main() {
                         [[unroll]] for (uint j = 0u; j < RN; ++j) {
                             uint c = n0 + j * (4u * TX) + tx * 4u;
                             uint e = c_base + r * ldc + c;
-                            vec4 v = alpha * acc[i * 4u + q][j];
+                            V4 v = alpha * acc[i * 4u + q][j];
 #if C_VEC
                             if (c < N) {
 #if HAS_BETA

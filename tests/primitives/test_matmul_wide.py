@@ -59,10 +59,50 @@ def test_matmul(rng, dtype, shapes):
 @pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.int64, np.float64])
 @pytest.mark.parametrize("chunk", [1, 7, 40])
 def test_matmul_in_chunks(rng, monkeypatch, dtype, chunk):
-    """Row blocks and K slices of the summed path, the slices added."""
+    """Row blocks and K slices of the summed path, the slices added (float64's on a device too
+    small for its tile)."""
     monkeypatch.setattr(mm, "INT_CHUNK", chunk)
+    monkeypatch.setattr(mm, "f64_config", lambda dev: None)
     a, b = data(rng, (2, 1, 9, 13), dtype), data(rng, (3, 13, 6), dtype)
     check(vk.matmul(vk.asarray(a, dtype=dtype), vk.asarray(b, dtype=dtype)), a, b, np.matmul, dtype)
+
+
+F64_SHAPES = [((63, 8), (8, 65)), ((64, 7), (7, 64)), ((65, 9), (9, 129)), ((1, 333), (333, 1)),
+              ((130, 17), (17, 3)), ((2, 1, 65, 9), (3, 9, 70)), ((4, 4), (4, 4))]
+
+
+@pytest.mark.parametrize("shapes", F64_SHAPES)
+def test_float64_on_the_tiled_kernel(rng, shapes):
+    """float64 @ float64 on matmul.comp's F64 tile (64 x 64, K steps of 8): sizes around the tile
+    and its K step, unaligned leading dimensions (scalar loads), broadcast batches; within 2 k eps
+    of a long-double reference, and one dispatch (the summed path would take several)."""
+    a, b = data(rng, shapes[0], np.float64), data(rng, shapes[1], np.float64)
+    A, B = vk.asarray(a, dtype=vk.float64), vk.asarray(b, dtype=vk.float64)
+    vk.synchronize()
+    d0 = vk.stats()["dispatches"]
+    got = A @ B
+    assert vk.stats()["dispatches"] - d0 == 1
+    check(got, a, b, np.matmul, np.float64)
+
+
+def test_float64_products_outside_float32s_range(rng):
+    """Operands near 1e150 and 1e-150: float32 anywhere in the kernel gives inf or 0."""
+    a = rng.standard_normal((37, 41)) * 1e150
+    b = rng.standard_normal((41, 29)) * 1e-150
+    check(vk.asarray(a, dtype=vk.float64) @ vk.asarray(b, dtype=vk.float64), a, b, np.matmul, np.float64)
+
+
+def test_float64_k_past_the_loop_budget(rng):
+    """K = 600000: 75000 K steps, past lavapipe's loop budget of 65535 (two dispatches there, the
+    second adding to what the first wrote); one on GPUs."""
+    a, b = data(rng, (1, 600_000), np.float64), data(rng, (600_000, 1), np.float64)
+    A, B = vk.asarray(a, dtype=vk.float64), vk.asarray(b, dtype=vk.float64)
+    vk.synchronize()
+    d0 = vk.stats()["dispatches"]
+    got = A @ B
+    made, budget = vk.stats()["dispatches"] - d0, vk.device().loop_budget
+    assert made == 1 if budget is None else made > 1
+    check(got, a, b, np.matmul, np.float64)
 
 
 @pytest.mark.parametrize("x1, x2", [(np.int32, np.uint32), (np.int8, np.uint8), (np.int8, np.int16),

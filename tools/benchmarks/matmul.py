@@ -26,6 +26,7 @@ def cases(quick: bool) -> list[dict]:
     sizes = [1024, 4096] if quick else [1024, 2048, 4096, 8192]
     out = [{"name": f"sgemm_{n}", "n": n, "dtype": "float32"} for n in sizes]
     out += [{"name": f"hgemm_{n}", "n": n, "dtype": "float16"} for n in sizes if n >= 2048]
+    out += [{"name": f"dgemm_{n}", "n": n, "dtype": "float64"} for n in sizes if 2048 <= n <= 4096]
     from vkbackend import config  # the registry checks the variables (ValueError naming them)
     n = config.get("VKBACKEND_MATMUL_SWEEP_N") or 4096
     for cfg in config.get("VKBACKEND_MATMUL_SWEEP"):
@@ -51,10 +52,11 @@ def run_vk(case: dict) -> dict:
         os.environ["VKBACKEND_MATMUL_CONFIG"] = case["config"]
     try:
         a, b = _inputs(n, case["dtype"])
-        va, vb = vk.asarray(a), vk.asarray(b)
+        va, vb = vk.asarray(a, dtype=a.dtype), vk.asarray(b, dtype=b.dtype)
         from vkbackend.primitives import matmul as mm, matmul_half
         dev = vk.device()
-        config = matmul_half.path() if case["dtype"] == "float16" else str(mm.choose_config(dev, n, n))
+        config = (matmul_half.path() if case["dtype"] == "float16" else str(mm.F64_CONFIG)
+                  if case["dtype"] == "float64" else str(mm.choose_config(dev, n, n)))
         # correctness on a few rows (cheap on the host even at 8192)
         rows = np.r_[0:4, n // 2: n // 2 + 2, n - 3:n]
         with poisoned():

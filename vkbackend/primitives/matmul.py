@@ -150,6 +150,19 @@ def _fits(cfg: TileConfig, dev) -> bool:
     return not cfg.problems(dev)
 
 
+# float64's tile (matmul.comp's F64): a double takes two registers and twice a float's shared
+# memory, so a 64 x 64 tile over K steps of 8 with 4 x 4 per invocation (17 KiB, within lavapipe's
+# 32); VKBACKEND_MATMUL_CONFIG, whose sizes are float32's, does not apply.
+F64_CONFIG = TileConfig(64, 64, 8, 4, 4)
+
+
+def f64_config(dev) -> TileConfig | None:
+    """F64_CONFIG where `dev` holds it (its threads, and twice a float tile's shared memory)."""
+    cfg = F64_CONFIG
+    ok = cfg.threads <= dev.max_workgroup_invocations and 2 * cfg.shared_bytes <= dev.max_shared_memory
+    return cfg if ok else None
+
+
 def env_config(dev) -> TileConfig | None:
     """VKBACKEND_MATMUL_CONFIG, checked against `dev` (ValueError), or None when unset / "auto"."""
     cfg = registry.get("VKBACKEND_MATMUL_CONFIG")
@@ -188,7 +201,7 @@ def record_gemm(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda: in
                 offset_a: int | None = None, offset_b: int | None = None, offset_c: int | None = None,
                 trans_a: bool = False, trans_b: bool = False, alpha: float = 1.0, beta: float = 0.0,
                 batch_shape=(), batch_strides_a=(), batch_strides_b=(), batch_strides_c=(),
-                config: TileConfig | str | None = None, half_in: int = 0) -> None:
+                config: TileConfig | str | None = None, half_in: int = 0, f64: bool = False) -> None:
     """Record C = alpha * op(A) @ op(B) + beta * C on raw storage, without checks beyond the kernel's.
 
     a, b, c give the buffers (and, unless offset_* is given, the element offsets); op(A) is m x k,
@@ -197,6 +210,8 @@ def record_gemm(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda: in
     broadcast) adds batches. beta == 0 never reads C. c must not overlap a or b.
     half_in: a and b are float16 (offsets, leading dims and strides in halves), read as float16_t
     (1: 16-bit storage) or as packed words (2: any device); C stays float32 (matmul.comp's HALF_IN).
+    f64: a, b and c are float64, on F64_CONFIG's tile (config is then ignored; alpha and beta are
+    taken as float32), K never split but for the loop budget.
     Where the device's loop budget cannot hold the whole K loop in one invocation (lavapipe), K is
     cut into slices, one dispatch each, the later ones accumulating into C with beta = 1;
     LoopBudgetError (before any GPU work) where even one K step per tile does not fit."""
@@ -207,16 +222,17 @@ def record_gemm(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda: in
         trans_a, batch_shape, (batch_strides_a, batch_strides_b, batch_strides_c))
     if len(extents) > _MAX_BATCH_RANK:  # record the outer dims one by one
         outer = len(extents) - _MAX_BATCH_RANK
-        check_loop_budget(m, n, k, extents[outer:], config)  # every call alike: fail before the first
+        check_loop_budget(m, n, k, extents[outer:], config, f64)  # every call alike: fail before the first
         for (oa, ob, oc), inner, (ia, ib, ic) in outer_batches(extents, (sa, sb, sc), offs):
             record_gemm(a, b, c, m=m, n=n, k=k, lda=lda, ldb=ldb, ldc=ldc, offset_a=oa, offset_b=ob,
                         offset_c=oc, trans_a=trans_a, trans_b=trans_b, alpha=alpha, beta=beta,
                         batch_shape=inner, batch_strides_a=ia, batch_strides_b=ib, batch_strides_c=ic,
-                        config=config, half_in=half_in)
+                        config=config, half_in=half_in, f64=f64)
         return
     batch = math.prod(extents)
-    cfg = _config(dev, m, n, batch, config)
-    if not extents and beta == 0 and ldc == n and config is None and env_config(dev) is None:
+    cfg = F64_CONFIG if f64 else _config(dev, m, n, batch, config)
+    if (not f64 and not extents and beta == 0 and ldc == n and config is None
+            and env_config(dev) is None):
         splits = _split_k(dev, cfg, m, n, k)
         if splits > 1:
             _record_split_k(a, b, c, offs, cfg, splits, m=m, n=n, k=k, lda=lda, ldb=ldb,
@@ -226,7 +242,7 @@ def record_gemm(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda: in
     a_vec = _aligned(offs[0], lda, *sa, (m if trans_a else k))
     b_vec = _aligned(offs[1], ldb, *sb, (k if trans_b else n))
     c_vec = _aligned(offs[2], ldc, *sc, n)
-    defines = _defines(cfg, trans_a, trans_b, a_vec, b_vec, c_vec, beta != 0, len(extents), half_in)
+    defines = _defines(cfg, trans_a, trans_b, a_vec, b_vec, c_vec, beta != 0, len(extents), half_in, f64)
     groups, trips = _grid(dev, cfg, m, n, batch)
     tiles_x, tiles_y = -(-n // cfg.bn), -(-m // cfg.bm)
     exact = groups[0] == tiles_x and groups[1] == tiles_y
@@ -324,15 +340,18 @@ def _record_split_k(a, b, c, offs, cfg, splits: int, *, m, n, k, lda, ldb, trans
 
 
 def _defines(cfg: TileConfig, trans_a, trans_b, a_vec, b_vec, c_vec, has_beta, batch_rank: int,
-             half_in: int = 0) -> dict:
+             half_in: int = 0, f64: bool = False) -> dict:
     """matmul.comp's defines for a tile shape, the operands' layout and vec4 access, beta and batch
-    (HALF_IN only for float16 operands: float32's variants keep their shipped define sets)."""
+    (HALF_IN only for float16 operands, F64 for float64 ones: float32's variants keep their
+    shipped define sets)."""
     d = {"BM": cfg.bm, "BN": cfg.bn, "BK": cfg.bk, "TM": cfg.tm, "TN": cfg.tn,
          "WARP_X": cfg.warp_x, "LANES": cfg.lanes, "TRANS_A": int(bool(trans_a)),
          "TRANS_B": int(bool(trans_b)), "A_VEC": int(a_vec), "B_VEC": int(b_vec),
          "C_VEC": int(c_vec), "HAS_BETA": int(bool(has_beta)), "BATCH_RANK": batch_rank}
     if half_in:
         d["HALF_IN"] = half_in
+    if f64:
+        d.update(F64=1, VK_WIDE=1)
     return d
 
 
@@ -367,14 +386,14 @@ def _grid(dev, cfg: TileConfig, m: int, n: int, batch: int):
     return groups, tuple(-(-t // g) for t, g in zip(tiles, groups))
 
 
-def check_loop_budget(m: int, n: int, k: int, batch_extents, config=None) -> None:
+def check_loop_budget(m: int, n: int, k: int, batch_extents, config=None, f64: bool = False) -> None:
     """LoopBudgetError now (before any GPU work) if record_gemm could not fit this product into the
     device's loop budget; m and batch_extents as after _collapse."""
     if launch.loop_budget() is None or m == 0 or n == 0 or math.prod(batch_extents) == 0:
         return
     dev = runtime.get().device
     batch = math.prod(batch_extents[-_MAX_BATCH_RANK:])  # outer dims are recorded one by one
-    cfg = _config(dev, m, n, batch, config)
+    cfg = F64_CONFIG if f64 else _config(dev, m, n, batch, config)
     _k_slices(k, cfg.bk, _grid(dev, cfg, m, n, batch)[1], m, n, batch)
 
 
@@ -449,10 +468,10 @@ def _contiguous_strides(out_batch: tuple, matrix_words: int) -> list:
     return st[::-1]
 
 
-def _check_product(m, n, k, lda, ldc, trans_a, batch, strides) -> None:
+def _check_product(m, n, k, lda, ldc, trans_a, batch, strides, f64: bool = False) -> None:
     """The loop budget's LoopBudgetError before any upload, as record_gemm would raise it."""
     m, extents, _ = _collapse(m, lda, ldc, trans_a, batch, strides)
-    check_loop_budget(m, n, k, extents)
+    check_loop_budget(m, n, k, extents, f64=f64)
 
 
 # -- public API -------------------------------------------------------------------------------
@@ -461,9 +480,10 @@ _ENV = ("VKBACKEND_MATMUL_CONFIG", "VKBACKEND_MATMUL_GROUP", "VKBACKEND_MATMUL_M
 
 @recipe(env=_ENV)
 def matmul(x1, x2) -> Array:
-    """numpy.matmul(x1, x2) (the `@` operator): float32 on the tiled kernel; the integers exact,
-    the products and sums wrapping as numpy's, and float64, by elementwise multiply + sum over K
-    (slower than float32's kernel; see _summed_matmul); bool @ bool TypeError.
+    """numpy.matmul(x1, x2) (the `@` operator): float32 and float64 on the tiled kernel (float64
+    summed in float64); the integers exact, the products and sums wrapping as numpy's, by
+    elementwise multiply + sum over K (_summed_matmul, float64's too on a device too small for its
+    tile); bool @ bool TypeError.
 
     1-D operands: x1 (K,) is a row (1, K), x2 (K,) a column (K, 1), and that axis is dropped from
     the result. Leading dims broadcast: (3, 1, 5, 7) @ (2, 7, 4) -> (3, 2, 5, 4). K == 0 gives zeros."""
@@ -486,20 +506,22 @@ def matmul(x1, x2) -> Array:
     out_shape = batch + ((m,) if len(a.shape) > 1 else ()) + ((n,) if len(b.shape) > 1 else ())
     if dtype == dtypes.float16:
         return _half_matmul(a, b, sa, sb, batch, m, k, n, out_shape)
-    if dtype != dtypes.float32:
+    dev = runtime.get().device
+    f64 = dtype == dtypes.float64 and f64_config(dev) is not None
+    if dtype != dtypes.float32 and not f64:
         if math.prod(out_shape) == 0:
             return Array.empty(out_shape, dtype)
         A, B = asarray(a, dtype).reshape(sa), asarray(b, dtype).reshape(sb)
         return _summed_matmul(A, B, batch, m, k, n).reshape(out_shape)
-    env_config(runtime.get().device)  # a bad override fails here, before any GPU work
+    env_config(dev)  # a bad override fails here, before any GPU work
     strides = (_strides(sa, batch, m * k), _strides(sb, batch, k * n), _contiguous_strides(batch, m * n))
-    _check_product(m, n, k, k, n, False, batch, strides)
+    _check_product(m, n, k, k, n, False, batch, strides, f64)
     A, B = asarray(a, dtype), asarray(b, dtype)
     out = Array.empty(out_shape, dtype)
     if out.size == 0:
         return out
     record_gemm(A, B, out, m=m, n=n, k=k, lda=k, ldb=n, ldc=n, batch_shape=batch,
-                batch_strides_a=strides[0], batch_strides_b=strides[1], batch_strides_c=strides[2])
+                batch_strides_a=strides[0], batch_strides_b=strides[1], batch_strides_c=strides[2], f64=f64)
     return out
 
 
