@@ -105,6 +105,39 @@ def test_float64_k_past_the_loop_budget(rng):
     check(got, a, b, np.matmul, np.float64)
 
 
+@pytest.mark.parametrize("trans_a, trans_b", [(False, False), (True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("alpha, beta", [(1.0, 0.0), (0.5, -2.0), (0.1, 0.0), (1 / 3, 0.7)])
+def test_gemm_float64(rng, trans_a, trans_b, alpha, beta):
+    """gemm in float64, transposed in place, batched with a broadcast operand: alpha and beta that
+    float32 holds exactly go to the kernel, others (0.1, 1/3, 0.7) scale its product in float64;
+    c updated in place (beta != 0), within 2 k eps of a long-double reference."""
+    a, b = data(rng, (2, 37, 21), np.float64), data(rng, (21, 45), np.float64)
+    A = np.swapaxes(a, -1, -2).copy() if trans_a else a
+    B = b.T.copy() if trans_b else b
+    c0 = data(rng, (2, 37, 45), np.float64)
+    c = vk.asarray(c0, dtype=vk.float64) if beta else None
+    got = vk.gemm(vk.asarray(A, dtype=vk.float64), vk.asarray(B, dtype=vk.float64), trans_a=trans_a,
+                  trans_b=trans_b, alpha=alpha, beta=beta, c=c)
+    assert got.dtype == np.float64 and (c is None or got is c)
+    la, lb, lc = a.astype(np.longdouble), b.astype(np.longdouble), c0.astype(np.longdouble)
+    want = alpha * (la @ lb) + (beta * lc if beta else 0)
+    bound = 2 * 21 * EPS64 * (abs(alpha) * (np.abs(la) @ np.abs(lb)) + abs(beta) * np.abs(lc)) + 1e-300
+    assert (np.abs(got.numpy() - want) <= bound).all(), np.max(np.abs(got.numpy() - want) / bound)
+
+
+def test_gemm_float64_refusals_before_gpu_work():
+    """c of another dtype than the float64 product, and integer operands: TypeError naming them."""
+    f = vk.ones((3, 3), dtype=vk.float64)
+    c32 = vk.zeros((3, 3))
+    i = vk.ones((3, 3), dtype=vk.int64)
+    vk.synchronize()
+    with no_gpu_work():
+        with pytest.raises(TypeError, match="c has dtype float32: expected float64"):
+            vk.gemm(f, f, beta=1.0, c=c32)
+        with pytest.raises(TypeError, match="int64 operands"):
+            vk.gemm(i, i)
+
+
 @pytest.mark.parametrize("x1, x2", [(np.int32, np.uint32), (np.int8, np.uint8), (np.int8, np.int16),
                                     (np.uint16, np.int32), (np.int64, np.float32), (np.float64, np.float32),
                                     (np.float64, np.int8), (np.uint64, np.uint8), (np.int64, np.int32)])

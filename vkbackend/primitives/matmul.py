@@ -39,7 +39,7 @@ from . import launch
 from .recipes import recipe
 from .tuning import MATMUL_ORDER, MATMUL_SPLIT_K_DEPTH
 from .creation import asarray, zeros
-from .elementwise import add, multiply
+from .elementwise import add, copy_into, multiply
 from .operands import collapse_dims, held_dtype, operand
 
 __all__ = ["matmul", "gemm"]
@@ -434,9 +434,9 @@ def _result_dtype(name: str, *ops, integers: bool = False) -> np.dtype:
         raise TypeError(f"{name}: bool operands are not supported: expected a numeric dtype (int32, "
                         "uint32, float32); cast with .astype()")
     if promoted.kind != "f":
-        raise TypeError(f"{name}: {promoted} operands are not supported (float32 or float16 only); "
-                        "cast with .astype(vk.float32)")
-    if integers and exact:
+        raise TypeError(f"{name}: {promoted} operands are not supported (float32, float64 or float16 "
+                        "only); cast with .astype(vk.float32)")
+    if exact:  # float64 kept (numpy's float64 of a 64-bit operand too)
         return dtypes.narrow(promoted, name, exact=True)
     return dtypes.float16 if promoted == dtypes.float16 else dtypes.float32
 
@@ -581,13 +581,15 @@ def gemm(a, b, trans_a: bool = False, trans_b: bool = False, alpha: float = 1.0,
     """C = alpha * op(A) @ op(B) + beta * C, recorded; returns C.
 
     a: (..., M, K), or (..., K, M) with trans_a (read transposed in place, no copy); b: (..., K, N),
-    or (..., N, K) with trans_b; leading dims broadcast as in matmul. float32, or both float16
-    (float32 products and sums, matmul_half.py), both at least 2-D.
+    or (..., N, K) with trans_b; leading dims broadcast as in matmul. float32, float64 (computed in
+    float64; with a 64-bit operand, numpy's float64 result), or both float16 (float32 products and
+    sums, matmul_half.py), both at least 2-D.
     c: None -> a new (..., M, N) array (beta must be 0; float16 for float16 operands, rounded
-    once); else a float32 vk.Array of exactly that shape (float16 operands too: their product
-    added in float32), not sharing memory with a or b, updated in place and returned. beta == 0
-    never reads C (so NaNs in it do not propagate), as in BLAS."""
-    A_, B_ = operand(a, "gemm", "a", host="keep", half=True), operand(b, "gemm", "b", host="keep", half=True)
+    once); else a vk.Array of exactly that shape and the product's dtype (float32 for float16
+    operands: their product added in float32), not sharing memory with a or b, updated in place
+    and returned. beta == 0 never reads C (so NaNs in it do not propagate), as in BLAS."""
+    A_ = operand(a, "gemm", "a", host="keep", half=True, wide=True)
+    B_ = operand(b, "gemm", "b", host="keep", half=True, wide=True)
     for index, o in enumerate((A_, B_)):
         if len(o.shape) < 2:
             raise ValueError(f"gemm: operand {index} has shape {o.shape}: expected at least 2 dimensions "
@@ -613,8 +615,9 @@ def gemm(a, b, trans_a: bool = False, trans_b: bool = False, alpha: float = 1.0,
         if c.dtype == dtypes.float16 and dtype == dtypes.float16:
             raise TypeError("gemm: c has dtype float16: a float16 c is not updated in place; pass "
                             "c=None (a new float16 result) or a float32 c (float16 operands, float32 C)")
-        if c.dtype != dtypes.float32:
-            raise TypeError(f"gemm: c has dtype {c.dtype}: expected float32")
+        want = dtypes.float32 if dtype == dtypes.float16 else dtype
+        if c.dtype != want:
+            raise TypeError(f"gemm: c has dtype {c.dtype}: expected {want} (the product's)")
         if c.shape != out_shape:
             raise ValueError(f"gemm: c has shape {c.shape}; a{A_.shape} and b{B_.shape} give {out_shape}")
         for index, o in enumerate((A_, B_)):
@@ -630,12 +633,34 @@ def gemm(a, b, trans_a: bool = False, trans_b: bool = False, alpha: float = 1.0,
         return matmul_half.product(A, B, out_shape, c=c, m=m, n=n, k=k, lda=sa[-1], ldb=sb[-1],
                                    trans_a=trans_a, trans_b=trans_b, alpha=alpha,
                                    beta=beta if c is not None else 0.0, batch_shape=batch, strides=strides)
-    _check_product(m, n, k, sa[-1], n, trans_a, batch, strides)
+    f64 = dtype == dtypes.float64
+    if f64 and f64_config(runtime.get().device) is None:
+        raise TypeError(f"gemm: float64 needs {2 * F64_CONFIG.shared_bytes} bytes of shared memory and "
+                        f"{F64_CONFIG.threads} invocations per workgroup, more than {runtime.get().device.name} "
+                        "has; use matmul (which sums float64 products elementwise there)")
+    _check_product(m, n, k, sa[-1], n, trans_a, batch, strides, f64)
     A, B = asarray(A_, dtype), asarray(B_, dtype)
     out = Array.empty(out_shape, dtype) if c is None else c
     if out.size == 0:
         return out
+    beta = beta if c is not None else 0.0
+    if f64 and not (_float32_exact(alpha) and _float32_exact(beta)):
+        # the kernel takes alpha and beta as float32: the product alone, then scaled in float64
+        prod = Array.empty(out_shape, dtype)
+        record_gemm(A, B, prod, m=m, n=n, k=k, lda=sa[-1], ldb=sb[-1], ldc=n, trans_a=trans_a,
+                    trans_b=trans_b, batch_shape=batch, batch_strides_a=strides[0],
+                    batch_strides_b=strides[1], batch_strides_c=strides[2], f64=True)
+        value = multiply(prod, float(alpha))
+        if beta != 0:
+            value = add(value, multiply(out, float(beta)))
+        copy_into(value, out)
+        return out
     record_gemm(A, B, out, m=m, n=n, k=k, lda=sa[-1], ldb=sb[-1], ldc=n, trans_a=trans_a,
-                trans_b=trans_b, alpha=alpha, beta=beta if c is not None else 0.0, batch_shape=batch,
-                batch_strides_a=strides[0], batch_strides_b=strides[1], batch_strides_c=strides[2])
+                trans_b=trans_b, alpha=alpha, beta=beta, batch_shape=batch,
+                batch_strides_a=strides[0], batch_strides_b=strides[1], batch_strides_c=strides[2], f64=f64)
     return out
+
+
+def _float32_exact(v) -> bool:
+    with np.errstate(over="ignore"):
+        return float(np.float32(v)) == float(v)
