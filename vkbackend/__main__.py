@@ -45,8 +45,10 @@ def demo() -> int:
     err = float(np.max(np.abs(got - ref) / (1 + np.abs(ref))))
     submits = vk.stats()["submits"] - before
     print(f"demo: where(x > 0, sqrt|x| * y, exp(x/4) - 1) on {x.shape} float32, broadcast y {y.shape}")
-    print(f"      {submits} submit, {dt * 1e3:.1f} ms, max relative error vs numpy {err:.2e}")
-    ok = err < 1e-5 and submits == 1
+    # recorded lazily: submitted while the GPU idles (eager submits) and at .numpy()
+    print(f"      {submits} submit{'s' if submits != 1 else ''}, {dt * 1e3:.1f} ms, max relative error vs "
+          f"numpy {err:.2e}")
+    ok = err < 1e-5 and submits >= 1
     print("demo: OK" if ok else "demo: FAILED")
     return 0 if ok else 1
 
