@@ -8,7 +8,10 @@
 x is normalized over its trailing dims `normalized_shape`; every leading dim is a row. float32,
 float32 accumulation; float16 arrays (x, weight, bias, cotangent, each its own) are converted to
 float32 first and each result rounded once to its input's dtype (y and dx x's, dweight weight's,
-dbias bias's), as torch's half layer norm computes in float32. Kernels (shaders/ops/layernorm.comp):
+dbias bias's), as torch's half layer norm computes in float32. With a float64 array among them
+everything is computed in float64, by reductions along the rows and elementwise kernels (the
+split path below, several dispatches), each result then in its input's dtype as above.
+Kernels (shaders/ops/layernorm.comp):
 
 * forward, one dispatch: a workgroup per row (a subgroup per row for short rows, where the device
   has subgroup arithmetic), grid-strided over rows; the row sits in registers (vec4s when D % 4 == 0
@@ -40,7 +43,7 @@ from ..array import Array, Storage
 from ..primitives import elementwise as ew, launch, reduce
 from ..primitives.creation import asarray, zeros
 from ..primitives.launch import LoopBudgetError, budget_chunks, collective_cost, pow2ceil
-from ..primitives.operands import operand
+from ..primitives.operands import held_dtype, operand
 from .tuning import (LAYERNORM_BWD_THREADS, LAYERNORM_FLOATS_PER_THREAD_BWD, LAYERNORM_VECS_PER_THREAD,
                      LAYERNORM_VECS_PER_THREAD_BWD)
 
@@ -104,14 +107,16 @@ def plan(d: int, vec4: bool, backward: bool, dev=None) -> Plan:
 
 
 # ----------------------------------------------------------------------------- validation
+_FLOATS = (dtypes.float32, dtypes.float16, dtypes.float64)
+
+
 def _float_operand(obj, name: str, fn: str):
-    """operand(obj) (host data kept, uploaded once every argument is checked), float32 or float16:
-    a vk.Array or numpy data already, or Python floats (a list or a number: float64 in numpy,
-    uploaded as float32)."""
-    x = operand(obj, fn, name, host="keep", half=True)
-    listed = not isinstance(obj, (Array, np.ndarray, np.generic))
-    if x.dtype not in (dtypes.float32, dtypes.float16) and not (listed and x.dtype.kind == "f"):
-        raise TypeError(f"{fn}: {name} must be float32 or float16, got {x.dtype}")
+    """operand(obj) (host data kept, uploaded once every argument is checked), float32, float16
+    or float64: a vk.Array or numpy data already (numpy's float64 held as float32, as asarray
+    does), or Python floats (a list or a number, uploaded as float32)."""
+    x = operand(obj, fn, name, host="keep", half=True, wide=True)
+    if held_dtype(x) not in _FLOATS:
+        raise TypeError(f"{fn}: {name} must be float32, float64 or float16, got {held_dtype(x)}")
     return x
 
 
@@ -172,15 +177,16 @@ def _check(fn, x, normalized_shape, params: dict, cotangent=_NO_COTANGENT):
         cotangent = _float_operand(cotangent, "cotangent", fn)
         if tuple(cotangent.shape) != tuple(x.shape):
             raise ValueError(f"{fn}: cotangent has shape {tuple(cotangent.shape)}, expected x's {tuple(x.shape)}")
-    out_dtypes = {n: dtypes.float16 if v is not None and v.dtype == dtypes.float16 else dtypes.float32
-                  for n, v in {"x": x, **checked}.items()}
-    up = lambda a: None if a is None else asarray(a, dtypes.float32)  # noqa: E731 (float16 converted)
+    out_dtypes = {n: None if v is None else held_dtype(v) for n, v in {"x": x, **checked}.items()}
+    held = [held_dtype(v) for v in (x, *checked.values(), cotangent) if v is not None]
+    compute = dtypes.float64 if dtypes.float64 in held else dtypes.float32
+    up = lambda a: None if a is None else asarray(a, compute)  # noqa: E731 (float16 converted)
     return up(x), ns, {n: up(v) for n, v in checked.items()}, up(cotangent), out_dtypes
 
 
 def _rounded(a, dtype):
-    """A float32 result in its input's dtype (float16: rounded once)."""
-    return a if a is None or dtype == dtypes.float32 else a.astype(dtype)
+    """A result in its input's dtype (rounded once from float32 or float64)."""
+    return a if a is None or a.dtype == dtype else a.astype(dtype)
 
 
 def _buf(a, dummy):
@@ -272,7 +278,9 @@ def _forward(x, ns, w, b, eps, rms) -> Array:
     d = math.prod(ns)
     rows = x.size // d if d else 0
     if x.size == 0:
-        return Array.empty(x.shape, dtypes.float32)
+        return Array.empty(x.shape, x.dtype)
+    if x.dtype == dtypes.float64:
+        return _forward_split(x, ns, w, b, eps, rms)
     rt = runtime.get()
     dev = rt.device
     pl = plan(d, _vec4_ok(d, x, w, b), backward=False, dev=dev)
@@ -396,10 +404,12 @@ def _backward(x, ns, w, dy, eps, rms, want_w: bool, want_b: bool):
     rows = x.size // d if d else 0
     kk = int(want_w) + int(want_b)
     if d == 0 or rows == 0:
-        dx = Array.empty(x.shape, dtypes.float32)
-        dw = zeros(ns) if want_w else None
-        db = zeros(ns) if want_b else None
+        dx = Array.empty(x.shape, x.dtype)
+        dw = zeros(ns, dtype=x.dtype) if want_w else None
+        db = zeros(ns, dtype=x.dtype) if want_b else None
         return dx, dw, db
+    if x.dtype == dtypes.float64:
+        return _backward_split(x, ns, w, dy, eps, rms, want_w, want_b)
     rt = runtime.get()
     dev = rt.device
     pl = plan(d, _vec4_ok(d, x, w, dy), backward=True, dev=dev)

@@ -30,8 +30,8 @@ float64 = np.dtype(np.float64)
 WIDE = (int8, int16, int64, uint8, uint16, uint64, float64)
 WIDE_USES = ("they support the array functions, elementwise functions and operators, reductions, scans, "
              "sorting, indexing, matmul, tensordot, vecdot, trace, the vector norms, and in float64 "
-             "gemm and the linear algebra of vk.linalg (qr, cholesky, eigh, svd, solve, det, inv, pinv, "
-             "...), and scatter_add; not yet the convolutions and layer norm")
+             "gemm, layer and RMS norm and the linear algebra of vk.linalg (qr, cholesky, eigh, svd, "
+             "solve, det, inv, pinv, ...), and scatter_add; not yet the convolutions")
 # dtype -> (GLSL element type in a buffer, GLSL type computed in, the Vulkan features it needs).
 # 8/16-bit integers compute as 32-bit ones and wrap when stored, as numpy's do.
 _WIDE = {

@@ -343,10 +343,10 @@ def _bad_cases():
         (ValueError, lambda: vk.layer_norm(x, 4, eps=float("nan"))),
         (TypeError, lambda: vk.layer_norm(x, 4, eps=None)),
         (TypeError, lambda: vk.layer_norm(x.astype(np.int32), 4)),          # integer dtype
-        (TypeError, lambda: vk.layer_norm(x.astype(np.float64), 4)),
+        (TypeError, lambda: vk.layer_norm(x.astype(np.int16), 4)),
         (TypeError, lambda: vk.layer_norm([[1, 2], [3, 4]], 2)),
         (TypeError, lambda: vk.layer_norm(x, 4, w4.astype(np.int32))),
-        (TypeError, lambda: vk.layer_norm(x, 4, None, w4.astype(np.float64))),
+        (TypeError, lambda: vk.layer_norm(x, 4, None, w4.astype(np.uint8))),
         (ValueError, lambda: vk.rms_norm(x, 4, eps=-1.0)),
         (ValueError, lambda: vk.rms_norm(x, 5)),
         (ValueError, lambda: vk.rms_norm(x, 4, np.ones(5, np.float32))),

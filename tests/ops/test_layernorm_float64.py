@@ -1,0 +1,123 @@
+"""layer_norm / rms_norm and their vjps in float64 (ops/layernorm.py: computed in float64 by
+reductions along the rows and elementwise kernels) against a long-double reference: rows near
+1e3 with a spread of 1e-3 (a float32 step anywhere gives errors of order one), lengths around the
+vec4 and subgroup sizes, weight and bias present or not, batches of rows; mixed dtypes computed in
+float64 with each result in its input's dtype. Outputs are poisoned (conftest)."""
+import numpy as np
+import pytest
+
+import vkbackend as vk
+
+EPS64 = float(np.finfo(np.float64).eps)
+L = np.longdouble
+
+
+def _data(rng, shape):
+    return 1e3 + rng.standard_normal(shape) * 1e-3
+
+
+def _stats(x, d_axes, eps, rms):
+    x = x.astype(L)
+    mean = 0 if rms else x.mean(axis=d_axes, keepdims=True)
+    xc = x - mean
+    std = np.sqrt((xc * xc).mean(axis=d_axes, keepdims=True) + eps)
+    return xc / std, std
+
+
+def _bound(x, d, rms, eps=1e-5):
+    """The float64 rounding of the statistics, relative to the spread: n eps |x| / std."""
+    cond = np.max(np.abs(x)) / np.min(np.sqrt(np.var(x, axis=-1) + eps)) if not rms else 1.0
+    return 64 * d * EPS64 * (cond + 1)
+
+
+def _rounded_once(got, exact, dtype, err64):
+    """got is a float64 result within err64 of exact (long double), rounded once to dtype: within
+    half a dtype ulp of exact, plus err64."""
+    exact = exact.astype(np.float64)
+    half_ulp = 0.5 * np.spacing(np.abs(exact).astype(dtype)).astype(np.float64)
+    assert got.dtype == dtype
+    assert (np.abs(got.astype(np.float64) - exact) <= half_ulp + err64).all()
+
+
+def _vk(a, dtype=np.float64):
+    return None if a is None else vk.asarray(a, dtype=dtype)
+
+
+@pytest.mark.parametrize("ns", [(1,), (3,), (4,), (5,), (63,), (64,), (65,), (7, 33), (257,)])
+@pytest.mark.parametrize("affine", [False, True])
+def test_layer_norm_forward_and_vjp(rng, ns, affine):
+    d = int(np.prod(ns))
+    x = _data(rng, (3, 2) + ns)
+    w = rng.standard_normal(ns) if affine else None
+    b = rng.standard_normal(ns) if affine else None
+    dy = rng.standard_normal(x.shape)
+    axes = tuple(range(x.ndim - len(ns), x.ndim))
+    xhat, std = _stats(x, axes, 1e-5, rms=False)
+    want = xhat * (1 if w is None else L(w)) + (0 if b is None else L(b))
+    y = vk.layer_norm(_vk(x), ns, _vk(w), _vk(b))
+    assert y.dtype == np.float64
+    tol = _bound(x.reshape(-1, d), d, False) * (1 + (0 if w is None else np.max(np.abs(w))))
+    assert np.max(np.abs(y.numpy() - want)) <= tol + (0 if b is None else 4 * EPS64 * np.max(np.abs(b)))
+    g = dy.astype(L) * (1 if w is None else L(w))
+    dx_want = (g - g.mean(axis=axes, keepdims=True) - xhat * (g * xhat).mean(axis=axes, keepdims=True)) / std
+    dx, dw, db = vk.layer_norm_vjp(_vk(x), _vk(w), _vk(b), _vk(dy), ns)
+    assert dx.dtype == np.float64
+    scale = np.max(np.abs(dx_want)) + np.max(np.abs(g)) / np.min(std)
+    assert np.max(np.abs(dx.numpy() - dx_want)) <= _bound(x.reshape(-1, d), d, False) * scale
+    if affine:
+        rows = tuple(range(x.ndim - len(ns)))
+        dw_want = (dy.astype(L) * xhat).sum(axis=rows)
+        db_want = dy.astype(L).sum(axis=rows)
+        assert dw.dtype == db.dtype == np.float64
+        n = x.size // d
+        assert np.max(np.abs(dw.numpy() - dw_want)) <= _bound(x.reshape(-1, d), d, False) * n * np.max(np.abs(dy))
+        assert np.max(np.abs(db.numpy() - db_want)) <= 4 * n * EPS64 * np.max(np.abs(dy))
+    else:
+        assert dw is None and db is None
+
+
+@pytest.mark.parametrize("d", [1, 4, 65, 300])
+def test_rms_norm_forward_and_vjp(rng, d):
+    x = rng.standard_normal((5, d)) * np.exp(rng.uniform(-3, 3, (5, 1)))
+    w = rng.standard_normal(d)
+    dy = rng.standard_normal(x.shape)
+    xhat, std = _stats(x, (1,), 1e-6, rms=True)
+    y = vk.rms_norm(_vk(x), d, _vk(w), eps=1e-6)
+    assert y.dtype == np.float64
+    np.testing.assert_allclose(y.numpy(), (xhat * L(w)).astype(np.float64), rtol=0, atol=64 * d * EPS64 * np.max(np.abs(w)))
+    g = dy.astype(L) * L(w)
+    dx_want = (g - xhat * (g * xhat).mean(axis=1, keepdims=True)) / std
+    dx, dw = vk.rms_norm_vjp(_vk(x), _vk(w), _vk(dy), d, eps=1e-6)
+    np.testing.assert_allclose(dx.numpy(), dx_want.astype(np.float64), rtol=0,
+                               atol=64 * d * EPS64 * np.max(np.abs(g) / std))
+    np.testing.assert_allclose(dw.numpy(), (dy.astype(L) * xhat).sum(axis=0).astype(np.float64), rtol=0,
+                               atol=64 * 5 * d * EPS64 * np.max(np.abs(dy)))
+
+
+def test_mixed_dtypes_compute_in_float64(rng):
+    """float64 x with float32 weight and float16 bias: y (x's dtype) float64; the vjp's dweight in
+    float32 and dbias in float16, each the float64 result rounded once. float32 x with a float64
+    weight: computed in float64, y rounded once to float32."""
+    ns = (40,)
+    x = _data(rng, (6, 40))
+    w = rng.standard_normal(ns).astype(np.float32)
+    b = rng.standard_normal(ns).astype(np.float16)
+    dy = rng.standard_normal(x.shape)
+    y = vk.layer_norm(_vk(x), ns, _vk(w, np.float32), _vk(b, np.float16))
+    assert y.dtype == np.float64
+    xhat, _ = _stats(x, (1,), 1e-5, rms=False)
+    want = xhat * L(w) + L(b)
+    assert np.max(np.abs(y.numpy() - want)) <= _bound(x, 40, False) * 4
+    dx, dw, db = vk.layer_norm_vjp(_vk(x), _vk(w, np.float32), _vk(b, np.float16), _vk(dy), ns)
+    assert (dx.dtype, dw.dtype, db.dtype) == (np.float64, np.float32, np.float16)
+    _rounded_once(dw.numpy(), (dy.astype(L) * xhat).sum(axis=0), np.float32,
+                  _bound(x, 40, False) * 6 * np.max(np.abs(dy)))
+    _rounded_once(db.numpy(), dy.astype(L).sum(axis=0), np.float16, 24 * EPS64 * np.max(np.abs(dy)))
+    assert vk.layer_norm(x, ns).dtype == np.float32  # host float64 is held as float32, as asarray does
+    x32 = rng.standard_normal((4, 40)).astype(np.float32)
+    w64 = rng.standard_normal(ns)
+    y32 = vk.layer_norm(_vk(x32, np.float32), ns, _vk(w64))
+    assert y32.dtype == np.float32
+    xh, _ = _stats(x32.astype(np.float64), (1,), 1e-5, rms=False)
+    _rounded_once(y32.numpy(), xh * L(w64), np.float32,
+                  _bound(x32.astype(np.float64), 40, False) * np.max(np.abs(w64)))
