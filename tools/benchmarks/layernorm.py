@@ -1,4 +1,5 @@
-"""Layer norm forward and backward (dx, dweight, dbias), float32, against torch.nn.functional.layer_norm.
+"""Layer norm forward and backward (dx, dweight, dbias), float32 (and float64 at 4096^2), against
+torch.nn.functional.layer_norm.
 
 Bytes counted: forward x read + y written; backward x and dy read + dx written (the weight, bias
 and their gradients are a rounding error at these shapes).
@@ -20,26 +21,33 @@ def cases(quick: bool) -> list[dict]:
     for rows, d in (QUICK_SHAPES if quick else SHAPES):
         for direction in ("forward", "backward"):
             out.append({"name": f"{direction}_{rows}x{d}", "direction": direction, "rows": rows, "d": d})
+    if not quick:
+        out += [{"name": f"{direction}_4096x4096_float64", "direction": direction, "rows": 4096, "d": 4096,
+                 "dtype": "float64"} for direction in ("forward", "backward")]
     return out
 
 
 def _bytes(case: dict) -> int:
-    return (2 if case["direction"] == "forward" else 3) * case["rows"] * case["d"] * 4
+    size = 8 if case.get("dtype") == "float64" else 4
+    return (2 if case["direction"] == "forward" else 3) * case["rows"] * case["d"] * size
 
 
 def _host(case: dict):
     import numpy as np
     rng = np.random.default_rng(0)
     rows, d = case["rows"], case["d"]
-    return (rng.standard_normal((rows, d), dtype=np.float32), rng.standard_normal(d, dtype=np.float32),
-            rng.standard_normal(d, dtype=np.float32), rng.standard_normal((rows, d), dtype=np.float32))
+    dt = case.get("dtype", "float32")
+    return tuple(a.astype(dt) for a in (rng.standard_normal((rows, d), dtype=np.float32),
+                                        rng.standard_normal(d, dtype=np.float32),
+                                        rng.standard_normal(d, dtype=np.float32),
+                                        rng.standard_normal((rows, d), dtype=np.float32)))
 
 
 def run_vk(case: dict) -> dict:
     import vkbackend as vk
     if case["rows"] * case["d"] * 4 > vk.device().max_storage_buffer_range:
         return {"skipped": "larger than maxStorageBufferRange"}
-    x, w, b, dy = (vk.asarray(a) for a in _host(case))
+    x, w, b, dy = (vk.asarray(a, dtype=a.dtype) for a in _host(case))
     d = case["d"]
     if case["direction"] == "forward":
         def fn():
