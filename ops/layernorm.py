@@ -115,8 +115,9 @@ def _float_operand(obj, name: str, fn: str):
     or float64: a vk.Array or numpy data already (numpy's float64 held as float32, as asarray
     does), or Python floats (a list or a number, uploaded as float32)."""
     x = operand(obj, fn, name, host="keep", half=True, wide=True)
-    if held_dtype(x) not in _FLOATS:
-        raise TypeError(f"{fn}: {name} must be float32, float64 or float16, got {held_dtype(x)}")
+    held = held_dtype(x)
+    if held not in _FLOATS:
+        raise TypeError(f"{fn}: {name} must be float32, float64 or float16, got {held}")
     return x
 
 

@@ -116,11 +116,12 @@ def check_array(got, want):
     np.testing.assert_array_equal(got.numpy(), want)
 
 
-def assert_rounded_once16(got, exact, slack=0.0):
-    """float16 results of a float32 computation rounded once: within half a float16 ulp of the
-    exact (float64) values, plus `slack` (float32's own error)."""
+def assert_rounded_once(got, exact, slack=0.0, dtype=np.float16):
+    """Results of a wider computation rounded once to `dtype` (float16 of float32's, float32 of
+    float64's): within half a `dtype` ulp of the exact values, plus `slack` (the wider type's own
+    error)."""
     got, exact = np.asarray(got, np.float64), np.asarray(exact, np.float64)
-    bound = 0.5 * np.spacing(np.abs(exact).astype(np.float16)).astype(np.float64) + slack
+    bound = 0.5 * np.spacing(np.abs(exact).astype(dtype)).astype(np.float64) + slack
     assert (np.abs(got - exact) <= bound).all(), np.abs(got - exact).max()
 
 

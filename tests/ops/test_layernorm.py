@@ -9,7 +9,7 @@ from vkbackend.array import Storage
 from vkbackend import runtime
 from vkbackend.ops import layernorm as L
 
-from tests.conftest import assert_rounded_once16, no_gpu_work
+from tests.conftest import assert_rounded_once, no_gpu_work
 
 F32_EPS = float(np.finfo(np.float32).eps)
 
@@ -388,7 +388,7 @@ def test_bad_input_with_gpu_arrays_raises_before_gpu_work():
 def _close16(got, want):
     """float16, rounded once from float32: float32's error taken at the results' scale."""
     assert got.dtype == vk.float16
-    assert_rounded_once16(got.numpy(), want, 1e-5 * np.abs(np.asarray(want, np.float64)).max())
+    assert_rounded_once(got.numpy(), want, 1e-5 * np.abs(np.asarray(want, np.float64)).max())
 
 
 @pytest.mark.parametrize("d", [4, 33, 256])

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import vkbackend as vk
+from tests.conftest import assert_rounded_once
 
 EPS64 = float(np.finfo(np.float64).eps)
 L = np.longdouble
@@ -28,15 +29,6 @@ def _bound(x, d, rms, eps=1e-5):
     """The float64 rounding of the statistics, relative to the spread: n eps |x| / std."""
     cond = np.max(np.abs(x)) / np.min(np.sqrt(np.var(x, axis=-1) + eps)) if not rms else 1.0
     return 64 * d * EPS64 * (cond + 1)
-
-
-def _rounded_once(got, exact, dtype, err64):
-    """got is a float64 result within err64 of exact (long double), rounded once to dtype: within
-    half a dtype ulp of exact, plus err64."""
-    exact = exact.astype(np.float64)
-    half_ulp = 0.5 * np.spacing(np.abs(exact).astype(dtype)).astype(np.float64)
-    assert got.dtype == dtype
-    assert (np.abs(got.astype(np.float64) - exact) <= half_ulp + err64).all()
 
 
 def _vk(a, dtype=np.float64):
@@ -110,14 +102,14 @@ def test_mixed_dtypes_compute_in_float64(rng):
     assert np.max(np.abs(y.numpy() - want)) <= _bound(x, 40, False) * 4
     dx, dw, db = vk.layer_norm_vjp(_vk(x), _vk(w, np.float32), _vk(b, np.float16), _vk(dy), ns)
     assert (dx.dtype, dw.dtype, db.dtype) == (np.float64, np.float32, np.float16)
-    _rounded_once(dw.numpy(), (dy.astype(L) * xhat).sum(axis=0), np.float32,
-                  _bound(x, 40, False) * 6 * np.max(np.abs(dy)))
-    _rounded_once(db.numpy(), dy.astype(L).sum(axis=0), np.float16, 24 * EPS64 * np.max(np.abs(dy)))
+    assert_rounded_once(dw.numpy(), (dy.astype(L) * xhat).sum(axis=0),
+                        _bound(x, 40, False) * 6 * np.max(np.abs(dy)), np.float32)
+    assert_rounded_once(db.numpy(), dy.astype(L).sum(axis=0), 24 * EPS64 * np.max(np.abs(dy)), np.float16)
     assert vk.layer_norm(x, ns).dtype == np.float32  # host float64 is held as float32, as asarray does
     x32 = rng.standard_normal((4, 40)).astype(np.float32)
     w64 = rng.standard_normal(ns)
     y32 = vk.layer_norm(_vk(x32, np.float32), ns, _vk(w64))
     assert y32.dtype == np.float32
     xh, _ = _stats(x32.astype(np.float64), (1,), 1e-5, rms=False)
-    _rounded_once(y32.numpy(), xh * L(w64), np.float32,
-                  _bound(x32.astype(np.float64), 40, False) * np.max(np.abs(w64)))
+    assert_rounded_once(y32.numpy(), xh * L(w64), _bound(x32.astype(np.float64), 40, False) * np.max(np.abs(w64)),
+                        np.float32)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import vkbackend as vk
-from tests.conftest import assert_rounded_once16
+from tests.conftest import assert_rounded_once
 from vkbackend.harness import run_shader
 
 # Values past float16's range become inf on purpose (numpy warns about it).
@@ -176,7 +176,7 @@ def test_more_functions_take_float16(rng, n):
     for got, exact in ((vk.vecdot(h, h), (x64 * x64).sum(axis=1)),
                        (vk.tensordot(h, vk.asarray(np.ascontiguousarray(x.T)), axes=1), x64 @ x64.T)):
         assert got.dtype == vk.float16
-        assert_rounded_once16(got.numpy(), exact, n * 2.0 ** -23 * np.abs(exact) + 2.0 ** -24)
+        assert_rounded_once(got.numpy(), exact, n * 2.0 ** -23 * np.abs(exact) + 2.0 ** -24)
 
 
 def test_norms_of_float16(rng):
@@ -189,7 +189,7 @@ def test_norms_of_float16(rng):
 
     def close(got, exact):
         assert got.dtype == vk.float16
-        assert_rounded_once16(got.numpy(), exact, 1e-6 * np.abs(exact) + 2.0 ** -25)
+        assert_rounded_once(got.numpy(), exact, 1e-6 * np.abs(exact) + 2.0 ** -25)
     for ord in (2, 1, 3, 0, -1, np.inf, -np.inf):
         close(vk.linalg.vector_norm(h, axis=1, ord=ord), np.linalg.vector_norm(x64, axis=1, ord=ord))
     close(vk.linalg.vector_norm(h, keepdims=True), np.linalg.vector_norm(x64, keepdims=True))
@@ -212,4 +212,4 @@ def test_scatter_add_float16(rng, deterministic):
     want = a.astype(np.float64)
     for j in range(5):
         np.add.at(want[:, j], idx[:, j], v[:, j].astype(np.float16).astype(np.float64))
-    assert_rounded_once16(got.numpy(), want, 1e-6 * np.abs(want).max())
+    assert_rounded_once(got.numpy(), want, 1e-6 * np.abs(want).max())

@@ -230,7 +230,7 @@ def record_gemm(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda: in
                         config=config, half_in=half_in, f64=f64)
         return
     batch = math.prod(extents)
-    cfg = F64_CONFIG if f64 else _config(dev, m, n, batch, config)
+    cfg = _config(dev, m, n, batch, config, f64)
     if (not f64 and not extents and beta == 0 and ldc == n and config is None
             and env_config(dev) is None):
         splits = _split_k(dev, cfg, m, n, k)
@@ -368,7 +368,9 @@ def _collapse(m: int, lda: int, ldc: int, trans_a: bool, batch_shape, strides):
     return m, extents, (sa, sb, sc)
 
 
-def _config(dev, m: int, n: int, batch: int, config) -> TileConfig:
+def _config(dev, m: int, n: int, batch: int, config, f64: bool = False) -> TileConfig:
+    if f64:  # one tile for float64 (config and the override are float32's)
+        return F64_CONFIG
     if config is None:
         return choose_config(dev, m, n, batch)
     cfg = parse_config(config) if isinstance(config, str) else config
@@ -393,7 +395,7 @@ def check_loop_budget(m: int, n: int, k: int, batch_extents, config=None, f64: b
         return
     dev = runtime.get().device
     batch = math.prod(batch_extents[-_MAX_BATCH_RANK:])  # outer dims are recorded one by one
-    cfg = F64_CONFIG if f64 else _config(dev, m, n, batch, config)
+    cfg = _config(dev, m, n, batch, config, f64)
     _k_slices(k, cfg.bk, _grid(dev, cfg, m, n, batch)[1], m, n, batch)
 
 
@@ -623,7 +625,8 @@ def gemm(a, b, trans_a: bool = False, trans_b: bool = False, alpha: float = 1.0,
         for index, o in enumerate((A_, B_)):
             if isinstance(o, Array) and o.buffer is c.buffer:
                 raise ValueError(f"gemm: c shares memory with operand {index}; pass a copy")
-    env_config(runtime.get().device)
+    dev = runtime.get().device
+    env_config(dev)
     sa, sb = A_.shape, B_.shape
     strides = (_strides(sa, batch, m * k), _strides(sb, batch, k * n), _contiguous_strides(batch, m * n))
     if dtype == dtypes.float16:
@@ -634,9 +637,9 @@ def gemm(a, b, trans_a: bool = False, trans_b: bool = False, alpha: float = 1.0,
                                    trans_a=trans_a, trans_b=trans_b, alpha=alpha,
                                    beta=beta if c is not None else 0.0, batch_shape=batch, strides=strides)
     f64 = dtype == dtypes.float64
-    if f64 and f64_config(runtime.get().device) is None:
+    if f64 and f64_config(dev) is None:
         raise TypeError(f"gemm: float64 needs {2 * F64_CONFIG.shared_bytes} bytes of shared memory and "
-                        f"{F64_CONFIG.threads} invocations per workgroup, more than {runtime.get().device.name} "
+                        f"{F64_CONFIG.threads} invocations per workgroup, more than {dev.name} "
                         "has; use matmul (which sums float64 products elementwise there)")
     _check_product(m, n, k, sa[-1], n, trans_a, batch, strides, f64)
     A, B = asarray(A_, dtype), asarray(B_, dtype)
@@ -644,20 +647,19 @@ def gemm(a, b, trans_a: bool = False, trans_b: bool = False, alpha: float = 1.0,
     if out.size == 0:
         return out
     beta = beta if c is not None else 0.0
-    if f64 and not (_float32_exact(alpha) and _float32_exact(beta)):
-        # the kernel takes alpha and beta as float32: the product alone, then scaled in float64
-        prod = Array.empty(out_shape, dtype)
-        record_gemm(A, B, prod, m=m, n=n, k=k, lda=sa[-1], ldb=sb[-1], ldc=n, trans_a=trans_a,
-                    trans_b=trans_b, batch_shape=batch, batch_strides_a=strides[0],
-                    batch_strides_b=strides[1], batch_strides_c=strides[2], f64=True)
-        value = multiply(prod, float(alpha))
+    # the kernel takes alpha and beta as float32: float64's that float32 does not hold scale the
+    # kernel's bare product afterwards, in float64
+    scaled = f64 and not (_float32_exact(alpha) and _float32_exact(beta))
+    target = Array.empty(out_shape, dtype) if scaled else out
+    record_gemm(A, B, target, m=m, n=n, k=k, lda=sa[-1], ldb=sb[-1], ldc=n, trans_a=trans_a,
+                trans_b=trans_b, alpha=1.0 if scaled else alpha, beta=0.0 if scaled else beta,
+                batch_shape=batch, batch_strides_a=strides[0], batch_strides_b=strides[1],
+                batch_strides_c=strides[2], f64=f64)
+    if scaled:
+        value = multiply(target, float(alpha))
         if beta != 0:
             value = add(value, multiply(out, float(beta)))
         copy_into(value, out)
-        return out
-    record_gemm(A, B, out, m=m, n=n, k=k, lda=sa[-1], ldb=sb[-1], ldc=n, trans_a=trans_a,
-                trans_b=trans_b, alpha=alpha, beta=beta, batch_shape=batch,
-                batch_strides_a=strides[0], batch_strides_b=strides[1], batch_strides_c=strides[2], f64=f64)
     return out
 
 
