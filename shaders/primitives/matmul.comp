@@ -30,6 +30,9 @@
 //   A_VEC B_VEC C_VEC    0/1: 16-byte aligned vec4 access of that matrix is valid (see matmul.py)
 //   HAS_BETA             read C and add beta * C (otherwise C is only written)
 //   BATCH_RANK           number of (collapsed) batch dims described in push constants (0..4)
+//   EDGE                 0: M, N and K are whole tiles and K steps (no bounds tests; vec4 access)
+//   PREFETCH             1: within a slice, step k + 1's operands are read from shared memory
+//                        while step k's products run (two sets of operand registers)
 //   HALF_IN              A and B are float16 (C stays float32; products and sums in float32):
 //                        1 read as float16_t (16-bit storage), 2 as packed words unpacked with
 //                        unpackHalf2x16 (any device). Offsets, leading dims, strides in halves.
@@ -46,6 +49,8 @@
 // @variants BM=64 BN=64 BK=16 TM=4 TN=4 ?HAS_BETA
 // @variants BM=128 BN=64 BK=16 TM=8 TN=4 WARP_X=4
 // @variants BM=128 BN=128 BK=8 TM=8 TN=8 TRANS_A=1
+// @variants BM=128 BN=128 BK=8 TM=16 TN=8 WARP_X=4 LANES=16 PREFETCH=1 TRANS_A=0|1 TRANS_B=0|1 EDGE=0|1
+// @variants BM=64 BN=64 BK=8 TM=8 TN=4 WARP_X=4 LANES=32 PREFETCH=1 TRANS_A=0|1 EDGE=0|1
 // @variants BM=64 BN=64 BK=16 TM=4 TN=4 HALF_IN=1|2 TRANS_A=0|1 TRANS_B=0|1
 // @variants BM=64 BN=64 BK=16 TM=4 TN=4 HALF_IN=1|2 A_VEC=0 B_VEC=0 C_VEC=0 HAS_BETA=1 BATCH_RANK=2
 // @variants BM=64 BN=64 BK=8 TM=4 TN=4 F64 VK_WIDE TRANS_A=0|1 TRANS_B=0|1 ?HAS_BETA
@@ -91,6 +96,12 @@
 #endif
 #ifndef BATCH_RANK
 #define BATCH_RANK 0
+#endif
+#ifndef EDGE
+#define EDGE 1
+#endif
+#ifndef PREFETCH
+#define PREFETCH 0
 #endif
 #define PUSH_WORDS (13 + 4 * BATCH_RANK)
 layout(push_constant) uniform Push { uint w[PUSH_WORDS]; } p;
@@ -176,10 +187,14 @@ uint tid;
 // One vec4 of an operand in row-major storage (rows x cols, leading dimension ld), starting at
 // (r, c) along the contiguous axis; zeros outside. The vec4 form needs the 4 elements all in or
 // all out (cols % 4 == 0) and 16-byte alignment.
+#if EDGE
 #define FETCH_VEC(dst, buf4, base, ld, rows, cols, r, c) {                                  \
     dst = V4(0.0);                                                                          \
     if ((r) < (rows) && (c) < (cols)) dst = IN4(buf4[((base) + (r) * (ld) + (c)) >> 2]);    \
 }
+#else   // every tile and K step whole: no bounds to test
+#define FETCH_VEC(dst, buf4, base, ld, rows, cols, r, c) dst = IN4(buf4[((base) + (r) * (ld) + (c)) >> 2]);
+#endif
 #define FETCH_SCALAR(dst, buf1, base, ld, rows, cols, r, c) {                               \
     dst = V4(0.0);                                                                          \
     if ((r) < (rows)) {                                                                     \
@@ -325,6 +340,23 @@ void main() {
                         fetch_b((t + 1u) * BK);
                     }
                     uint abase = cur * (BK * SA4) + ty, bbase = cur * (BK * SB4) + tx;
+#if PREFETCH  // step k + 1's operands are read while step k's products run
+                    V4 a[2][RM], b[2][RN];
+                    [[unroll]] for (uint i = 0u; i < RM; ++i) a[0][i] = As[abase + i * TY];
+                    [[unroll]] for (uint j = 0u; j < RN; ++j) b[0][j] = Bs[bbase + j * TX];
+                    [[unroll]] for (uint k = 0u; k < BK; ++k) {
+                        uint f = k & 1u;
+                        if (k + 1u < BK) {
+                            uint an = abase + (k + 1u) * SA4, bn = bbase + (k + 1u) * SB4;
+                            [[unroll]] for (uint i = 0u; i < RM; ++i) a[f ^ 1u][i] = As[an + i * TY];
+                            [[unroll]] for (uint j = 0u; j < RN; ++j) b[f ^ 1u][j] = Bs[bn + j * TX];
+                        }
+                        [[unroll]] for (uint i = 0u; i < RM; ++i)
+                            [[unroll]] for (uint q = 0u; q < 4u; ++q)
+                                [[unroll]] for (uint j = 0u; j < RN; ++j)
+                                    acc[i * 4u + q][j] += a[f][i][q] * b[f][j];
+                    }
+#else
                     [[unroll]] for (uint k = 0u; k < BK; ++k) {
                         V4 a[RM], b[RN];
                         [[unroll]] for (uint i = 0u; i < RM; ++i) a[i] = As[abase + k * SA4 + i * TY];
@@ -334,6 +366,7 @@ void main() {
                                 [[unroll]] for (uint j = 0u; j < RN; ++j)
                                     acc[i * 4u + q][j] += a[i][q] * b[j];
                     }
+#endif
                     if (more) stage(cur ^ 1u);
                     barrier();
                 }

@@ -37,10 +37,11 @@ def check_matmul(got, a, b):
 
 
 # Configs runnable on lavapipe (32 KiB shared): its two defaults on every shape; on a subset, shapes
-# that exercise what the NVIDIA defaults do (8x8 per thread with BK = 16 and several vec4 loads per
-# thread; 8x4), a BK that does not divide the loads evenly, other thread layouts.
+# that exercise what the NVIDIA defaults do (16x8 and 8x4 per thread, the operands of the next K
+# step read ahead), the H100's (8x8 with BK = 16, several vec4 loads per thread; 8x4), a BK that
+# does not divide the loads evenly, other thread layouts.
 DEFAULT_CONFIGS = ["small", "large_bk8"]
-OTHER_CONFIGS = ["medium", "128x128x12/8x8/4x8", "32x64x8/4x8/2x4"]
+OTHER_CONFIGS = ["medium", "128x128x12/8x8/4x8", "32x64x8/4x8/2x4", "wide", "mid", "64x32x12/4x4/4x4+prefetch"]
 
 
 @pytest.fixture
@@ -93,6 +94,27 @@ def test_nvidia_default_tile_on_lavapipe(rng, dev, monkeypatch, config, m, k, n,
     b = random_array(rng, (n, k) if trans_b else (k, n), np.float32)
     got = vk.gemm(vk.asarray(a), vk.asarray(b), trans_a, trans_b).numpy()
     check_matmul(got, a.T if trans_a else a, b.T if trans_b else b)
+
+
+@pytest.mark.parametrize("config", ["wide", "mid", "large_bk8"], indirect=True)
+@pytest.mark.parametrize("trans_a,trans_b", [(False, False), (True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("m,k,n,whole", [(128, 64, 256, True), (256, 8, 128, True), (128, 60, 128, False),
+                                         (130, 64, 128, False)])
+def test_whole_tiles(rng, monkeypatch, config, trans_a, trans_b, m, k, n, whole):
+    """Products of whole tiles and K steps load their operands without bounds tests (EDGE=0);
+    one step short of whole in K or M keeps the tests. The GPUs' tiles (wide, mid) run here too."""
+    from vkbackend.primitives import recipes
+    recipes.clear()  # a replayed recipe would not ask for its kernel
+    rt, used = runtime.get(), []
+    kernel = rt.kernel
+    monkeypatch.setattr(rt, "kernel", lambda shader, defines, *a, **kw: used.append(defines) or
+                        kernel(shader, defines, *a, **kw))
+    a = random_array(rng, (k, m) if trans_a else (m, k), np.float32)
+    b = random_array(rng, (n, k) if trans_b else (k, n), np.float32)
+    got = vk.gemm(vk.asarray(a), vk.asarray(b), trans_a, trans_b).numpy()
+    check_matmul(got, a.T if trans_a else a, b.T if trans_b else b)
+    edges = {d.get("EDGE", 1) for d in used if "TRANS_A" in d}
+    assert edges == ({0} if whole else {1}), used
 
 
 @pytest.mark.parametrize("shape_a,shape_b", [
@@ -276,6 +298,9 @@ def test_config_parsing_and_choice(dev, monkeypatch):
     assert mm.parse_config("128x128x16/8x8") == mm.TileConfig(128, 128, 16, 8, 8, 8, 32)
     assert mm.parse_config("64x64x8/4x4/16x2") == mm.TileConfig(64, 64, 8, 4, 4, 16, 32)
     assert mm.parse_config("large") == mm.CONFIGS["large"]
+    for name, cfg in mm.CONFIGS.items():  # each prints as a string that parses back to it
+        assert mm.parse_config(str(cfg)) == cfg, name
+    assert mm.parse_config("64x64x8/8x4/4x8+prefetch") == mm.CONFIGS["mid"]
     for bad in ["128x128/8x8", "128x128x16/6x8", "128x128x16/20x8", "128x128x6/8x8", "100x128x16/8x8", "64x64x8/4x4/5x4"]:
         with pytest.raises(ValueError):
             mm.parse_config(bad)
@@ -283,10 +308,11 @@ def test_config_parsing_and_choice(dev, monkeypatch):
     for shape in [(1, 1, 1), (4096, 4096, 1), (100, 3000, 7)]:
         cfg = mm.choose_config(dev, *shape)
         assert not cfg.problems(dev)
-    # an NVIDIA-like device gets the 128x128 8x8 tile for big problems, smaller tiles for small ones
+    # an NVIDIA-like device gets the 128x128 16x8 tile for big problems, smaller tiles for small ones
     nv = dataclasses.replace(dev, name="NVIDIA H100", subgroup_size=32, min_subgroup_size=32,
                              max_subgroup_size=32, max_shared_memory=49152, max_workgroup_invocations=1024)
-    assert mm.choose_config(nv, 4096, 4096) == mm.CONFIGS["large_bk8"]  # measured fastest on the H100
+    assert mm.choose_config(nv, 4096, 4096) == mm.CONFIGS["wide"]  # measured fastest on the H200
+    assert mm.choose_config(nv, 1024, 1024) == mm.CONFIGS["mid"]
     assert mm.choose_config(nv, 256, 256) == mm.CONFIGS["small"]
     small = dataclasses.replace(dev, max_shared_memory=16384, subgroup_size=8)
     assert mm.choose_config(small, 4096, 4096).shared_bytes <= 16384

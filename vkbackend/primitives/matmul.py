@@ -59,6 +59,7 @@ class TileConfig:
     tn: int
     warp_x: int = 8     # thread layout: blocks of `lanes` invocations, warp_x along N
     lanes: int = 32
+    prefetch: bool = False  # read step k + 1's operands from shared memory during step k's products
 
     @property
     def threads(self) -> int:
@@ -70,7 +71,8 @@ class TileConfig:
         return 2 * self.bk * ((self.bm + 4) + (self.bn + 4)) * 4
 
     def __str__(self) -> str:
-        return f"{self.bm}x{self.bn}x{self.bk}/{self.tm}x{self.tn}/{self.warp_x}x{self.lanes // self.warp_x}"
+        return (f"{self.bm}x{self.bn}x{self.bk}/{self.tm}x{self.tn}/{self.warp_x}x{self.lanes // self.warp_x}"
+                + ("+prefetch" if self.prefetch else ""))
 
     def problems(self, dev=None) -> list[str]:
         p = []
@@ -94,11 +96,12 @@ class TileConfig:
         return p
 
 
-_CONFIG_RE = re.compile(r"^\s*(\d+)x(\d+)x(\d+)\s*/\s*(\d+)x(\d+)\s*(?:/\s*(\d+)(?:x(\d+))?)?\s*$")
+_CONFIG_RE = re.compile(r"^\s*(\d+)x(\d+)x(\d+)\s*/\s*(\d+)x(\d+)\s*(?:/\s*(\d+)(?:x(\d+))?)?\s*(\+prefetch)?\s*$")
 
 
 def parse_config(text: str) -> TileConfig:
-    """"BMxBNxBK/TMxTN", optionally "/WX" or "/WXxWY" (the thread block: WX along N, WY along M)."""
+    """"BMxBNxBK/TMxTN", optionally "/WX" or "/WXxWY" (the thread block: WX along N, WY along M),
+    then optionally "+prefetch" (TileConfig.prefetch)."""
     try:
         return _parse_config(text)
     except ValueError as e:
@@ -115,11 +118,11 @@ def _parse_config(text: str) -> TileConfig:
         return CONFIGS[text.strip()]
     m = _CONFIG_RE.match(text)
     if not m:
-        raise ValueError(f"expected 'BMxBNxBK/TMxTN[/WXxWY]' or one of {sorted(CONFIGS)}")
+        raise ValueError(f"expected 'BMxBNxBK/TMxTN[/WXxWY][+prefetch]' or one of {sorted(CONFIGS)}")
     bm, bn, bk, tm, tn = (int(g) for g in m.groups()[:5])
     wx = int(m.group(6)) if m.group(6) else 8
     wy = int(m.group(7)) if m.group(7) else 32 // wx if 32 % wx == 0 else 1
-    cfg = TileConfig(bm, bn, bk, tm, tn, wx, wx * wy)
+    cfg = TileConfig(bm, bn, bk, tm, tn, wx, wx * wy, bool(m.group(8)))
     bad = cfg.problems()
     if bad:
         raise ValueError("; ".join(bad))
@@ -127,6 +130,10 @@ def _parse_config(text: str) -> TileConfig:
 
 
 CONFIGS = {
+    # 128 invocations, 16x8 each, BK = 8; 16.9 KiB shared: GPUs, big problems.
+    "wide": TileConfig(128, 128, 8, 16, 8, 4, 16, prefetch=True),
+    # 128 invocations, 8x4 each, BK = 8; 8.5 KiB: GPUs, mid-sized problems.
+    "mid": TileConfig(64, 64, 8, 8, 4, 4, 32, prefetch=True),
     # 256 invocations, 8x8 each; 33.8 KiB shared: NVIDIA-class (48 KiB) devices, big problems.
     "large": TileConfig(128, 128, 16, 8, 8),
     # The same with BK = 8: 16.9 KiB, fits 32 KiB devices.
@@ -242,7 +249,8 @@ def record_gemm(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda: in
     a_vec = _aligned(offs[0], lda, *sa, (m if trans_a else k))
     b_vec = _aligned(offs[1], ldb, *sb, (k if trans_b else n))
     c_vec = _aligned(offs[2], ldc, *sc, n)
-    defines = _defines(cfg, trans_a, trans_b, a_vec, b_vec, c_vec, beta != 0, len(extents), half_in, f64)
+    defines = _defines(cfg, trans_a, trans_b, a_vec, b_vec, c_vec, beta != 0, len(extents), half_in, f64,
+                       whole=_whole(cfg, m, n, k))
     groups, trips = _grid(dev, cfg, m, n, batch)
     tiles_x, tiles_y = -(-n // cfg.bn), -(-m // cfg.bm)
     exact = groups[0] == tiles_x and groups[1] == tiles_y
@@ -328,7 +336,7 @@ def _record_split_k(a, b, c, offs, cfg, splits: int, *, m, n, k, lda, ldb, trans
         batched = count > 1
         defines = _defines(cfg, trans_a, trans_b, _aligned(o_a, lda, step_a, m if trans_a else kl),
                            _aligned(o_b, ldb, step_b, kl if trans_b else n), _aligned(o_c, n, m * n),
-                           False, int(batched), half_in)
+                           False, int(batched), half_in, whole=_whole(cfg, m, n, k))
         groups, _ = _grid(rt.device, cfg, m, n, count)
         push = [m, n, kl, lda, ldb, n, o_a, o_b, o_c, float(alpha), 0.0, count, 0]
         if batched:
@@ -339,15 +347,25 @@ def _record_split_k(a, b, c, offs, cfg, splits: int, *, m, n, k, lda, ldb, trans
     reduce.sum_into(work, (1, planes, m * n), Array(c._storage, (m * n,), c.dtype, offs[2]))
 
 
+def _whole(cfg: TileConfig, m: int, n: int, k: int) -> bool:
+    """Whether m, n and k are whole tiles and K steps (then every K slice of _k_slices and
+    _record_split_k is too)."""
+    return m % cfg.bm == 0 and n % cfg.bn == 0 and k % cfg.bk == 0
+
+
 def _defines(cfg: TileConfig, trans_a, trans_b, a_vec, b_vec, c_vec, has_beta, batch_rank: int,
-             half_in: int = 0, f64: bool = False) -> dict:
+             half_in: int = 0, f64: bool = False, whole: bool = False) -> dict:
     """matmul.comp's defines for a tile shape, the operands' layout and vec4 access, beta and batch
-    (HALF_IN only for float16 operands, F64 for float64 ones: float32's variants keep their
-    shipped define sets)."""
+    (HALF_IN only for float16 operands, F64 for float64 ones, EDGE=0 only for whole tiles,
+    PREFETCH only for the tiles that gain by it: the other variants keep their shipped define sets)."""
     d = {"BM": cfg.bm, "BN": cfg.bn, "BK": cfg.bk, "TM": cfg.tm, "TN": cfg.tn,
          "WARP_X": cfg.warp_x, "LANES": cfg.lanes, "TRANS_A": int(bool(trans_a)),
          "TRANS_B": int(bool(trans_b)), "A_VEC": int(a_vec), "B_VEC": int(b_vec),
          "C_VEC": int(c_vec), "HAS_BETA": int(bool(has_beta)), "BATCH_RANK": batch_rank}
+    if whole:
+        d["EDGE"] = 0  # no bounds tests on the operands' loads
+    if cfg.prefetch:
+        d["PREFETCH"] = 1
     if half_in:
         d["HALF_IN"] = half_in
     if f64:

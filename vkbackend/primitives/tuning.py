@@ -30,9 +30,12 @@ SCAN_LAYOUT = "striped"
 SCAN_STATIC_TILES = True
 
 # -- matmul.py --------------------------------------------------------------------------------------
-# Tile shapes a GPU with 32-wide or wider subgroups tries, largest first (matmul.CONFIGS). H100 at
-# 4096^2: large_bk8 37.0, large 32.5, medium 18.1 TFLOP/s (tools/bench.py's matmul sweep).
-MATMUL_ORDER = ("large_bk8", "medium", "small")
+# Tile shapes a GPU with 32-wide or wider subgroups tries, largest first (matmul.CONFIGS). H200,
+# 2026-11-25, float32 n x n @ n x n (docs/bench/2026-11-25/h200-session14-sgemm-sweep.txt; cuBLAS
+# without TF32 50.4 / 51.2 / 51.0 TFLOP/s at 2048 / 4096 / 8192): wide 43.3 / 43.2 / 44.3, the H100's
+# large_bk8 (8x8 per invocation) 36.1 / 37.0 / -, large (BK 16) 31.8 at 4096; at 1024 (torch 38.2)
+# mid 29.1, medium 27.3, small's shape with BK 8 23.9.
+MATMUL_ORDER = ("wide", "mid", "small")
 # Split-K only where K is at least this many times the longer side of C. NVIDIA H200, 2026-11-24,
 # the programs of tools/benchmarks/programs.py with eager submits off: split-K on every product with
 # few tiles took the logistic regression (100 x 1 x 1000) from 2361 to 3119 it/s but the MLP step
