@@ -9,8 +9,8 @@ x is normalized over its trailing dims `normalized_shape`; every leading dim is 
 float32 accumulation; float16 arrays (x, weight, bias, cotangent, each its own) are converted to
 float32 first and each result rounded once to its input's dtype (y and dx x's, dweight weight's,
 dbias bias's), as torch's half layer norm computes in float32. With a float64 array among them
-everything is computed in float64, by reductions along the rows and elementwise kernels (the
-split path below, several dispatches), each result then in its input's dtype as above.
+everything is converted to float64 and computed in it by the same kernels' float64 variants,
+each result then in its input's dtype as above.
 Kernels (shaders/ops/layernorm.comp):
 
 * forward, one dispatch: a workgroup per row (a subgroup per row for short rows, where the device
@@ -26,6 +26,8 @@ Kernels (shaders/ops/layernorm.comp):
   row, workgroup sums) are planned to fit it: more workgroups, the forward's rows over several
   dispatches; a row too long for one workgroup's budget is normalized by budget-aware reductions
   along it and elementwise kernels instead (_forward_split, _backward_split).
+* float64: the kernels' F64 variants (doubles in registers: half the elements per invocation);
+  the backward's partial sums are summed by the float64 reduction.
 
 Bad input raises (ValueError / TypeError) before anything is recorded.
 """
@@ -83,13 +85,16 @@ class Plan:
         return 4 if self.vec4 else 1
 
 
-def plan(d: int, vec4: bool, backward: bool, dev=None) -> Plan:
-    """Kernel shape for rows of `d` elements: mode, workgroup size and register vectors."""
+def plan(d: int, vec4: bool, backward: bool, dev=None, f64: bool = False) -> Plan:
+    """Kernel shape for rows of `d` elements (float64's: `f64`): mode, workgroup size and register
+    vectors."""
     dev = dev or runtime.get().device
     width = 4 if vec4 else 1
     dv = -(-d // width)
     max_wg = min(1024, dev.max_workgroup_invocations)
     max_floats = FLOATS_PER_THREAD_BWD if backward else FLOATS_PER_THREAD_FWD
+    if f64:
+        max_floats //= 2  # a double takes two registers
     min_sg = max(1, dev.min_subgroup_size)
     if dev.has("arithmetic") and dv <= min_sg * (SG_VECS_BWD if backward else SG_VECS) and SG_WG <= max_wg \
             and SG_WG % max(1, dev.max_subgroup_size) == 0:
@@ -200,8 +205,12 @@ def _vec4_ok(d: int, *arrays) -> bool:
 
 
 # ------------------------------------------------------------------------------- recording
-def _defines(pl: Plan, backward: bool, rms: bool, has_w: bool, has_b: bool, dev) -> dict:
+def _defines(pl: Plan, backward: bool, rms: bool, has_w: bool, has_b: bool, dev, f64: bool) -> dict:
     d = {"N": pl.n}
+    if f64:
+        d.update(F64=1, VK_WIDE=1, VK_MATH64=1, WG_T64="double")
+        if dev.has("arithmetic"):
+            d["SG_T64"] = 1
     if backward:
         d["BACKWARD"] = 1
     if rms:
@@ -218,6 +227,13 @@ def _defines(pl: Plan, backward: bool, rms: bool, has_w: bool, has_b: bool, dev)
         if backward and (has_w or has_b):
             d["SG_CAP"] = pl.n * max(1, dev.max_subgroup_size)
     return d
+
+
+def _push(rows: int, dv: int, d: int, eps: float, offsets, ps: int, kstride: int, f64: bool) -> tuple:
+    """layernorm.comp's push constants (offsets: x, weight, bias or dy, y or dx, in vectors);
+    float64's kernel takes eps as a double's two words at the end."""
+    words = tuple(int(w) for w in np.array([eps]).view(np.uint32)) if f64 else ()
+    return (rows, dv, 1.0 / d, eps, *offsets, ps, kstride, *words)
 
 
 def _rows_per_group(pl: Plan, dev) -> int:
@@ -280,26 +296,24 @@ def _forward(x, ns, w, b, eps, rms) -> Array:
     rows = x.size // d if d else 0
     if x.size == 0:
         return Array.empty(x.shape, x.dtype)
-    if x.dtype == dtypes.float64:
-        return _forward_split(x, ns, w, b, eps, rms)
+    f64 = x.dtype == dtypes.float64
     rt = runtime.get()
     dev = rt.device
-    pl = plan(d, _vec4_ok(d, x, w, b), backward=False, dev=dev)
+    pl = plan(d, _vec4_ok(d, x, w, b), backward=False, dev=dev, f64=f64)
     if not _row_fits(pl, d, False, rms, 0, dev):
         return _forward_split(x, ns, w, b, eps, rms)
-    out = Array.empty(x.shape, dtypes.float32)
+    out = Array.empty(x.shape, x.dtype)
     wd = pl.width
     per_group = _rows_per_group(pl, dev)
     groups = min(-(-rows // per_group), FWD_MAX_GROUPS, dev.max_workgroup_count[0])
     trips = -(-rows // (groups * per_group))
     # rows grid-stride; where the budget cannot take them all, several dispatches take turns
     step = groups * per_group * -(-trips // budget_chunks(trips, 1 + _row_cost(pl, d, False, rms, dev)))
-    k = rt.kernel(_SHADER, _defines(pl, False, rms, w is not None, b is not None, dev), pl.wg)
+    k = rt.kernel(_SHADER, _defines(pl, False, rms, w is not None, b is not None, dev, f64), pl.wg)
     dv = d // wd
     for r0 in range(0, rows, step):
-        push = (min(step, rows - r0), dv, 1.0 / d, eps, x.offset // wd + r0 * dv,
-                0 if w is None else w.offset // wd, 0 if b is None else b.offset // wd,
-                out.offset // wd + r0 * dv, 0, 0)
+        push = _push(min(step, rows - r0), dv, d, eps, (x.offset // wd + r0 * dv, 0 if w is None else w.offset // wd,
+                     0 if b is None else b.offset // wd, out.offset // wd + r0 * dv), 0, 0, f64)
         k([x.buffer, _buf(w, x), _buf(b, x), out.buffer], push, (min(groups, -(-(rows - r0) // per_group)),))
     return out
 
@@ -356,7 +370,8 @@ def colsum_shape(ncols: int, dev) -> tuple:
     return wg, cols
 
 
-def _bwd_groups(rows: int, per_group: int, groups: int, pl: Plan, d: int, rms: bool, kk: int, dev) -> int:
+def _bwd_groups(rows: int, per_group: int, groups: int, pl: Plan, d: int, rms: bool, kk: int, dev,
+                itemsize: int = 4) -> int:
     """`groups`, raised where the loop budget cannot take each workgroup's share of the rows (the
     weight and bias partials grow with it: one row of each per workgroup)."""
     budget = launch.loop_budget()
@@ -368,7 +383,7 @@ def _bwd_groups(rows: int, per_group: int, groups: int, pl: Plan, d: int, rms: b
         return groups
     need = -(-rows // (per_group * room))
     dp = -(-d // 4) * 4
-    if need > dev.max_workgroup_count[0] or kk * need * dp * 4 > dev.max_storage_buffer_range:
+    if need > dev.max_workgroup_count[0] or kk * need * dp * itemsize > dev.max_storage_buffer_range:
         raise LoopBudgetError(f"layer norm backward: {rows} rows of {d} need {need} workgroups to keep "
                               f"each inside the loop budget of {budget}; the device allows "
                               f"{dev.max_workgroup_count[0]} (and partial sums of at most "
@@ -409,11 +424,10 @@ def _backward(x, ns, w, dy, eps, rms, want_w: bool, want_b: bool):
         dw = zeros(ns, dtype=x.dtype) if want_w else None
         db = zeros(ns, dtype=x.dtype) if want_b else None
         return dx, dw, db
-    if x.dtype == dtypes.float64:
-        return _backward_split(x, ns, w, dy, eps, rms, want_w, want_b)
+    f64 = x.dtype == dtypes.float64
     rt = runtime.get()
     dev = rt.device
-    pl = plan(d, _vec4_ok(d, x, w, dy), backward=True, dev=dev)
+    pl = plan(d, _vec4_ok(d, x, w, dy), backward=True, dev=dev, f64=f64)
     if not _row_fits(pl, d, True, rms, kk, dev):
         return _backward_split(x, ns, w, dy, eps, rms, want_w, want_b)
     wd = pl.width
@@ -424,29 +438,33 @@ def _backward(x, ns, w, dy, eps, rms, want_w: bool, want_b: bool):
         groups = min(groups, -(-rows // (per_group * BWD_MIN_ROWS)), max(1, BWD_THREADS // pl.wg),
                      max(1, PARTIAL_MAX_FLOATS // (kk * dp)))
     groups = max(1, min(groups, dev.max_workgroup_count[0]))
-    groups = _bwd_groups(rows, per_group, groups, pl, d, rms, kk, dev)
+    groups = _bwd_groups(rows, per_group, groups, pl, d, rms, kk, dev, x.dtype.itemsize)
     ps4 = dp // 4
     ncols = kk * ps4
-    if kk:
+    if kk and not f64:
         cwg, cols = _colsum_plan(groups, ncols, dev)
-    dx = Array.empty(x.shape, dtypes.float32)
+    dx = Array.empty(x.shape, x.dtype)
     ps = dp // wd
-    part = Array.empty((kk * groups * dp,), dtypes.float32) if kk else None
-    k = rt.kernel(_SHADER, _defines(pl, True, rms, want_w, want_b, dev), pl.wg)
-    push = (rows, d // wd, 1.0 / d, eps, x.offset // wd, 0 if w is None else w.offset // wd,
-            dy.offset // wd, dx.offset // wd, ps, groups * ps)
+    part = Array.empty((kk * groups * dp,), x.dtype) if kk else None
+    k = rt.kernel(_SHADER, _defines(pl, True, rms, want_w, want_b, dev, f64), pl.wg)
+    push = _push(rows, d // wd, d, eps, (x.offset // wd, 0 if w is None else w.offset // wd, dy.offset // wd,
+                 dx.offset // wd), ps, groups * ps, f64)
     bufs = [x.buffer, _buf(w, x), dy.buffer, dx.buffer]
     if part is not None:
         bufs.append(part.buffer)
     k(bufs, push, (groups,))
     if not kk:
         return dx, None, None
-    # Column sums of the partials into one (kk * D) storage; dweight / dbias are views of it.
-    storage = Storage(kk * d)
-    cs = rt.kernel(_COLSUM, {}, cwg, (cols,))
-    cgroups = max(1, min(-(-ncols // cols), dev.max_workgroup_count[0]))
-    cs([part.buffer, storage.buffer], (groups, ps4, ncols, d, 0), (cgroups,))
-    views = [Array(storage, ns, dtypes.float32, i * d) for i in range(kk)]
+    if f64:  # float64's partials: summed down their columns by the reduction (in float64)
+        sums = reduce.sum(part.reshape((kk, groups, dp)), axis=1)
+        views = [sums[i, :d].reshape(ns) for i in range(kk)]
+    else:
+        # Column sums of the partials into one (kk * D) storage; dweight / dbias are views of it.
+        storage = Storage(kk * d)
+        cs = rt.kernel(_COLSUM, {}, cwg, (cols,))
+        cgroups = max(1, min(-(-ncols // cols), dev.max_workgroup_count[0]))
+        cs([part.buffer, storage.buffer], (groups, ps4, ncols, d, 0), (cgroups,))
+        views = [Array(storage, ns, dtypes.float32, i * d) for i in range(kk)]
     dw = views.pop(0) if want_w else None
     db = views.pop(0) if want_b else None
     return dx, dw, db

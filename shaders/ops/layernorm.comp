@@ -3,8 +3,12 @@
 #extension GL_EXT_control_flow_attributes : enable
 #include "lib/common.glsl"
 #include "lib/workgroup.glsl"
+#ifdef F64
+#include "lib/math.glsl"
+#endif
 // @variants ?BACKWARD ?RMS ?HAS_W ?HAS_B ?VEC4 N=0|2
 // @variants BACKWARD|HAS_W VEC4 N=2 SG_ROWS SG_MIN=4 SG_CAP=64 +subgroup
+// @variants ?BACKWARD ?RMS HAS_W HAS_B ?VEC4 N=0|2 F64 VK_WIDE VK_MATH64 WG_T64=double
 // Layer norm / RMS norm over rows of length D, forward and backward (ops/layernorm.py plans it).
 //
 // Defines:
@@ -18,6 +22,11 @@
 //   SG_ROWS    a subgroup per row (needs subgroup arithmetic, N > 0); else a workgroup per row
 //   SG_MIN     SG_ROWS: the smallest subgroup size N was planned for
 //   SG_CAP     SG_ROWS backward: vectors of shared memory to combine the subgroups' partials
+//   F64        float64 rows, statistics and partials (with VK_WIDE VK_MATH64 WG_T64=double, and
+//              SG_T64 where subgroup arithmetic takes doubles); 1 / D, the square root and the
+//              reciprocal are the device's refined by their residual (lib/math64.glsl: Vulkan
+//              promises double division and sqrt only single precision's accuracy); eps comes as
+//              the push constant's last two words (a double's bits), inv_d is unused
 //
 // Bindings: 0 x, 1 weight, 2 forward: bias / backward: dy, 3 forward: y / backward: dx,
 //           4 backward: partial sums, [k][workgroup][PS] with k = dweight, dbias (those present).
@@ -33,14 +42,49 @@ layout(push_constant) uniform Push {
     uint y_off;    // forward: y; backward: dx
     uint ps;       // backward: partial row stride (vectors)
     uint kstride;  // backward: partial stride between dweight and dbias (vectors)
+#ifdef F64
+    uint eps_lo, eps_hi;
+#endif
 } p;
 
+// R: the type rows are computed in; VT: a vector of the row as it is read.
+#ifdef F64
+#define R double
+#define R3 dvec3
+#ifdef VEC4
+#define VT dvec4
+#define VW 4u
+#else
+#define VT double
+#define VW 1u
+#endif
+#else
+#define R float
+#define R3 vec3
 #ifdef VEC4
 #define VT vec4
-float hsum(vec4 v) { return (v.x + v.y) + (v.z + v.w); }
 #else
 #define VT float
-float hsum(float v) { return v; }
+#endif
+#endif
+R hsum(VT v) {
+#ifdef VEC4
+    return (v.x + v.y) + (v.z + v.w);
+#else
+    return v;
+#endif
+}
+
+// The row's mean of a row sum, and 1 / sqrt(variance + eps).
+#ifdef F64
+R inv_d;  // set once by main
+#define ROW_MEAN(total) ((total) * inv_d)
+#define SET_INV_D() inv_d = div_refine_d(1.0lf, double(p.dv * VW))
+R rstd_of(R var) { return div_refine_d(1.0lf, sqrt_refine_d(var + packDouble2x32(uvec2(p.eps_lo, p.eps_hi)))); }
+#else
+#define ROW_MEAN(total) ((total) * p.inv_d)
+#define SET_INV_D()
+R rstd_of(R var) { return inversesqrt(var + p.eps); }
 #endif
 
 layout(std430, binding = 0) restrict readonly buffer X { VT x_[]; };
@@ -88,7 +132,7 @@ layout(std430, binding = 4) restrict buffer Part { VT part_[]; };
 
 #ifndef BACKWARD
 // ------------------------------------------------------------------------------- forward
-VT normalize(VT v, float mean, float rstd, uint i) {
+VT normalize(VT v, R mean, R rstd, uint i) {
     VT y = (v - mean) * rstd;
 #ifdef HAS_W
     y *= w_[p.w_off + i];
@@ -101,12 +145,13 @@ VT normalize(VT v, float mean, float rstd, uint i) {
 
 void main() {
     CHECK_SUBGROUP_SIZE();
+    SET_INV_D();
     const uint lane = LANE, lanes = LANES;
     for (uint row = WORKER; row < p.rows; row += WORKERS) {
         const uint xb = p.x_off + row * p.dv, yb = p.y_off + row * p.dv;
 #if N > 0
         VT v[N];
-        float s = 0.0;
+        R s = R(0.0);
         [[unroll]] for (uint j = 0u; j < N; ++j) {
             const uint i = j * lanes + lane;
             const VT t = x_[xb + min(i, p.dv - 1u)];
@@ -118,18 +163,18 @@ void main() {
 #endif
         }
 #ifdef RMS
-        const float mean = 0.0;
-        const float q = s;
+        const R mean = R(0.0);
+        const R q = s;
 #else
-        const float mean = ROW_SUM(s) * p.inv_d;
-        float q = 0.0;  // second pass over the registers: sum of squared deviations
+        const R mean = ROW_MEAN(ROW_SUM(s));
+        R q = R(0.0);  // second pass over the registers: sum of squared deviations
         [[unroll]] for (uint j = 0u; j < N; ++j) {
             const uint i = j * lanes + lane;
             const VT c = i < p.dv ? v[j] - mean : VT(0.0);
             q += hsum(c * c);
         }
 #endif
-        const float rstd = inversesqrt(ROW_SUM(q) * p.inv_d + p.eps);
+        const R rstd = rstd_of(ROW_MEAN(ROW_SUM(q)));
         [[unroll]] for (uint j = 0u; j < N; ++j) {
             const uint i = j * lanes + lane;
             const VT y = normalize(v[j], mean, rstd, min(i, p.dv - 1u));
@@ -137,18 +182,18 @@ void main() {
         }
 #else  // N == 0: the row does not fit in registers; stream it (later passes mostly hit cache)
 #ifdef RMS
-        const float mean = 0.0;
+        const R mean = R(0.0);
 #else
-        float s = 0.0;
+        R s = R(0.0);
         for (uint i = lane; i < p.dv; i += lanes) s += hsum(x_[xb + i]);
-        const float mean = ROW_SUM(s) * p.inv_d;
+        const R mean = ROW_MEAN(ROW_SUM(s));
 #endif
-        float q = 0.0;
+        R q = R(0.0);
         for (uint i = lane; i < p.dv; i += lanes) {
             const VT c = x_[xb + i] - mean;
             q += hsum(c * c);
         }
-        const float rstd = inversesqrt(ROW_SUM(q) * p.inv_d + p.eps);
+        const R rstd = rstd_of(ROW_MEAN(ROW_SUM(q)));
         for (uint i = lane; i < p.dv; i += lanes) y_[yb + i] = normalize(x_[xb + i], mean, rstd, i);
 #endif
     }
@@ -172,22 +217,22 @@ VT weighted(VT dy, uint i) {
 
 // The three sums of a row that follow the mean, at once.
 #if defined(SG_ROWS)
-vec3 row_sum3(vec3 v) { return subgroupAdd(v); }
+R3 row_sum3(R3 v) { return subgroupAdd(v); }
 #elif defined(HAS_SUBGROUP_ARITHMETIC)
 // Subgroup sums, then every invocation adds the subgroups' in the same order (2 barriers, where
 // three wg_reduce_add would take 9).
-shared vec3 red3[SUBGROUP_SLOTS];
-vec3 row_sum3(vec3 v) {
+shared R3 red3[SUBGROUP_SLOTS];
+R3 row_sum3(R3 v) {
     v = subgroupAdd(v);
     if (subgroupElect()) red3[gl_SubgroupID] = v;
     barrier();
-    vec3 t = vec3(0.0);
+    R3 t = R3(0.0);
     for (uint s = 0u; s < gl_NumSubgroups; ++s) t += red3[s];
     barrier();
     return t;
 }
 #else
-vec3 row_sum3(vec3 v) { return vec3(wg_reduce_add(v.x), wg_reduce_add(v.y), wg_reduce_add(v.z)); }
+R3 row_sum3(R3 v) { return R3(wg_reduce_add(v.x), wg_reduce_add(v.y), wg_reduce_add(v.z)); }
 #endif
 
 #if defined(ACCUMULATE) && defined(SG_ROWS)
@@ -197,6 +242,7 @@ shared VT comb[SG_CAP];
 
 void main() {
     CHECK_SUBGROUP_SIZE();
+    SET_INV_D();
     const uint lane = LANE, lanes = LANES;
 #if N > 0
     // This invocation's columns are the same in every row: its weights stay in registers.
@@ -242,13 +288,13 @@ void main() {
             dyv[j] = i < p.dv ? tg : VT(0.0);
         }
 #ifdef RMS
-        const float mean = 0.0;
+        const R mean = R(0.0);
 #else
-        float s = 0.0;
+        R s = R(0.0);
         [[unroll]] for (uint j = 0u; j < N; ++j) s += hsum(xv[j]);
-        const float mean = ROW_SUM(s) * p.inv_d;
+        const R mean = ROW_MEAN(ROW_SUM(s));
 #endif
-        float q = 0.0, sg = 0.0, sgx = 0.0;
+        R q = R(0.0), sg = R(0.0), sgx = R(0.0);
         [[unroll]] for (uint j = 0u; j < N; ++j) {
             const uint i = j * lanes + lane;
             // padding lanes hold x = dy = 0: only xc needs masking
@@ -260,13 +306,13 @@ void main() {
         }
 #else
 #ifdef RMS
-        const float mean = 0.0;
+        const R mean = R(0.0);
 #else
-        float s = 0.0;
+        R s = R(0.0);
         for (uint i = lane; i < p.dv; i += lanes) s += hsum(x_[xb + i]);
-        const float mean = ROW_SUM(s) * p.inv_d;
+        const R mean = ROW_MEAN(ROW_SUM(s));
 #endif
-        float q = 0.0, sg = 0.0, sgx = 0.0;
+        R q = R(0.0), sg = R(0.0), sgx = R(0.0);
         for (uint i = lane; i < p.dv; i += lanes) {
             const VT xc = x_[xb + i] - mean;
             const VT g = weighted(b_[gb + i], i);
@@ -275,14 +321,14 @@ void main() {
             sgx += hsum(g * xc);
         }
 #endif
-        const vec3 sums = row_sum3(vec3(q, sg, sgx)) * p.inv_d;
-        const float rstd = inversesqrt(sums.x + p.eps);
+        const R3 sums = ROW_MEAN(row_sum3(R3(q, sg, sgx)));
+        const R rstd = rstd_of(sums.x);
 #ifdef RMS
-        const float mg = 0.0;
+        const R mg = R(0.0);
 #else
-        const float mg = sums.y;
+        const R mg = sums.y;
 #endif
-        const float c2 = sums.z * rstd * rstd;
+        const R c2 = sums.z * rstd * rstd;
 #if N > 0
         [[unroll]] for (uint j = 0u; j < N; ++j) {
             const uint i = j * lanes + lane;

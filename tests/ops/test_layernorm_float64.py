@@ -1,12 +1,16 @@
-"""layer_norm / rms_norm and their vjps in float64 (ops/layernorm.py: computed in float64 by
-reductions along the rows and elementwise kernels) against a long-double reference: rows near
-1e3 with a spread of 1e-3 (a float32 step anywhere gives errors of order one), lengths around the
-vec4 and subgroup sizes, weight and bias present or not, batches of rows; mixed dtypes computed in
-float64 with each result in its input's dtype. Outputs are poisoned (conftest)."""
+"""layer_norm / rms_norm and their vjps in float64 (ops/layernorm.py: layernorm.comp's F64
+variants; reductions along the rows and elementwise kernels where a row is too long for the loop
+budget) against a long-double reference: rows near 1e3 with a spread of 1e-3 (a float32 step
+anywhere gives errors of order one), lengths around the vec4 and subgroup sizes, each kernel shape
+(a subgroup or a workgroup per row, rows streamed from memory), weight and bias present or not,
+batches of rows shared by several workgroups; mixed dtypes computed in float64 with each result in
+its input's dtype. Outputs are poisoned (conftest)."""
 import numpy as np
 import pytest
 
 import vkbackend as vk
+from vkbackend import runtime
+from vkbackend.ops import layernorm as LN
 from tests.conftest import assert_rounded_once
 
 EPS64 = float(np.finfo(np.float64).eps)
@@ -113,3 +117,69 @@ def test_mixed_dtypes_compute_in_float64(rng):
     xh, _ = _stats(x32.astype(np.float64), (1,), 1e-5, rms=False)
     assert_rounded_once(y32.numpy(), xh * L(w64), _bound(x32.astype(np.float64), 40, False) * np.max(np.abs(w64)),
                         np.float32)
+
+
+def _kernels_asked(monkeypatch) -> list:
+    """The define sets of the layer norm kernels asked for from here on."""
+    rt, asked = runtime.get(), []
+    kernel = rt.kernel
+
+    def spy(shader, defines, *args, **kw):
+        if shader == "ops/layernorm.comp":
+            asked.append(defines)
+        return kernel(shader, defines, *args, **kw)
+    monkeypatch.setattr(rt, "kernel", spy)
+    return asked
+
+
+@pytest.mark.parametrize("rows,d,mode", [(7, 12, "sg"), (300, 96, None), (5, 1000, "wg"), (4, 1023, "wg"),
+                                         (3, 20000, "stream"), (2, 20001, "stream")])
+@pytest.mark.parametrize("rms", [False, True])
+def test_kernel_shapes(rng, monkeypatch, rows, d, mode, rms):
+    """Every shape of the float64 kernels: a subgroup per row (where the device has subgroup
+    arithmetic), a workgroup per row with the row in registers, rows streamed from memory (past
+    16 doubles per invocation), vec4 rows and scalar ones; 300 rows: the weight and bias sums
+    partial over several workgroups."""
+    dev = runtime.get().device
+    pl = LN.plan(d, d % 4 == 0, backward=False, dev=dev, f64=True)
+    if mode is not None and (mode != "sg" or dev.has("arithmetic")):
+        assert pl.mode == mode
+    asked = _kernels_asked(monkeypatch)
+    x = _data(rng, (rows, d))
+    w, b, dy = rng.standard_normal(d), rng.standard_normal(d), rng.standard_normal((rows, d))
+    xhat, std = _stats(x, (1,), 1e-5, rms)
+    tol = _bound(x, d, rms) * (1 + np.max(np.abs(w)))
+    if rms:
+        y = vk.rms_norm(_vk(x), d, _vk(w), eps=1e-5)
+        dx, dw = vk.rms_norm_vjp(_vk(x), _vk(w), _vk(dy), d, eps=1e-5)
+        db = None
+    else:
+        y = vk.layer_norm(_vk(x), d, _vk(w), _vk(b))
+        dx, dw, db = vk.layer_norm_vjp(_vk(x), _vk(w), _vk(b), _vk(dy), d)
+    assert len(asked) == 2 and all(k.get("F64") for k in asked), asked  # forward and backward kernels
+    assert np.max(np.abs(y.numpy() - (xhat * L(w) + (0 if rms else L(b))))) <= tol + 4 * EPS64 * np.max(np.abs(b))
+    g = dy.astype(L) * L(w)
+    dx_want = (g - xhat * (g * xhat).mean(axis=1, keepdims=True)) / std
+    if not rms:
+        dx_want -= g.mean(axis=1, keepdims=True) / std
+    scale = np.max(np.abs(dx_want)) + np.max(np.abs(g)) / np.min(std)
+    assert np.max(np.abs(dx.numpy() - dx_want)) <= _bound(x, d, rms) * scale
+    assert np.max(np.abs(dw.numpy() - (dy.astype(L) * xhat).sum(axis=0))) <= _bound(x, d, rms) * rows * np.max(np.abs(dy))
+    if not rms:
+        assert np.max(np.abs(db.numpy() - dy.astype(L).sum(axis=0))) <= 4 * rows * EPS64 * np.max(np.abs(dy))
+
+
+def test_rows_past_the_loop_budget_take_the_split_path(rng, planned_budget, monkeypatch):
+    """A row too long for one workgroup's loop budget: reductions along it and elementwise kernels,
+    in float64 as well."""
+    d = 1 << 16
+    dev = runtime.get().device
+    pl = LN.plan(d, True, backward=False, dev=dev, f64=True)
+    planned_budget(1 + LN._row_cost(pl, d, False, False, dev))  # a trip short of one row
+    assert pl.mode == "stream" and not LN._row_fits(pl, d, False, False, 0, dev)
+    asked = _kernels_asked(monkeypatch)
+    x, w = _data(rng, (3, d)), rng.standard_normal(d)
+    xhat, _ = _stats(x, (1,), 1e-5, rms=False)
+    y = vk.layer_norm(_vk(x), d, _vk(w))
+    assert not asked and y.dtype == np.float64
+    assert np.max(np.abs(y.numpy() - xhat * L(w))) <= _bound(x, d, False) * (1 + np.max(np.abs(w)))
