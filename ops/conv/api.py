@@ -1,6 +1,7 @@
 """The public convolutions (torch.nn.functional's signatures and layout: input (N, C_in,
 *spatial), weight (C_out, C_in/groups, *kernel) for convN and (C_in, C_out/groups, *kernel) for
-conv_transposeN; float32, or float16 in and out with float32 accumulation) and their argument
+conv_transposeN; float32, float16 in and out with float32 accumulation, or float64 computed in
+float64 (f64.py)) and their argument
 checks, all made before any GPU work: TypeError/ValueError naming the function, the argument
 and what was expected; MemoryError for an output no buffer of the device holds, naming its size
 and the arguments that made it."""
@@ -15,32 +16,34 @@ from ... import dtypes
 from ...array import Array
 from ...primitives.creation import asarray, check_fits
 from ...primitives.operands import held_dtype, operand
-from . import geometry as G, record
+from . import f64, geometry as G, record
 from .select import select
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
            "conv_general", "conv_vjp", "conv_transpose_vjp", "conv_general_vjp"]
 
-_DTYPES = (dtypes.float32, dtypes.float16)
+_DTYPES = (dtypes.float32, dtypes.float16, dtypes.float64)
 
 
 # -- argument checks ------------------------------------------------------------------------------
 def _shape_of(x, name: str, fn: str) -> tuple:
     """The shape of an operand (a vk.Array or host data, uploaded by asarray once every argument
-    is checked); TypeError unless it is float32 or float16."""
-    x = operand(x, fn, name, host="keep", half=True)
-    if x.dtype not in _DTYPES:
-        raise TypeError(f"{fn}: {name} has dtype {x.dtype}; convolutions take float32 or float16 "
+    is checked; host float64 data is held as float32, as asarray holds it); TypeError unless it is
+    float32, float16 or float64."""
+    x = operand(x, fn, name, host="keep", half=True, wide=True)
+    held = held_dtype(x)
+    if held not in _DTYPES:
+        raise TypeError(f"{fn}: {name} has dtype {held}; convolutions take float32, float16 or float64 "
                         "(cast with .astype(np.float32))")
     return tuple(x.shape)
 
 
 def _common_dtype(fn: str, **operands) -> np.dtype:
-    """The operands' one dtype (float32 or float16); TypeError naming them when they differ."""
+    """The operands' one dtype (float32, float16 or float64); TypeError naming them when they differ."""
     given = {k: held_dtype(v) for k, v in operands.items() if v is not None}
     if len(set(given.values())) > 1:
         listed = ", ".join(f"{k} {d}" for k, d in given.items())
-        raise TypeError(f"{fn}: operands must share one dtype (float32 or float16), got {listed}")
+        raise TypeError(f"{fn}: operands must share one dtype (float32, float16 or float64), got {listed}")
     return next(iter(given.values()))
 
 
@@ -169,18 +172,22 @@ def _forward(fn, geom, input, weight, bias, xshape, unbatched: bool, params: dic
     """Check the bias and the output's size, plan, then record the forward pass (an unbatched
     input gets a batch of one). params: the arguments that set the output's size, for its message."""
     _check_bias(bias, geom.cout, fn)
-    half = _common_dtype(fn, input=input, weight=weight, bias=bias) == dtypes.float16
+    dtype = _common_dtype(fn, input=input, weight=weight, bias=bias)
+    half = dtype == dtypes.float16
     # An output no buffer holds (padding=2**20): MemoryError naming its size and the arguments,
     # before planning meets a loop budget it would exceed.
     out_shape = geom.out_shape()
     given = ", ".join(f"{k}={v}" for k, v in params.items())
-    check_fits(dtypes.words(math.prod(out_shape), dtypes.float16 if half else dtypes.float32), fn,
+    check_fits(dtypes.words(math.prod(out_shape), dtype), fn,
                f"the output of shape {out_shape} (from input {tuple(xshape)} with {given})")
-    route = select("forward", geom, half, bias is not None) if geom.n else None
+    wide = dtype == dtypes.float64
+    route = select("forward", geom, half, bias is not None) if geom.n and not wide else None
     x = asarray(input)
     if unbatched:
         x = x.reshape(xshape)
-    y = record.record_forward(geom, x, asarray(weight), None if bias is None else asarray(bias), route)
+    b = None if bias is None else asarray(bias)
+    y = (f64.record_forward(geom, x, asarray(weight), b) if wide
+         else record.record_forward(geom, x, asarray(weight), b, route))
     return y.reshape(y.shape[1:]) if unbatched else y
 
 
@@ -262,7 +269,10 @@ def _vjp(fn, geom, xshape, wshape, input, weight, cotangent, input_grad, weight_
     gshape = _shape_of(cotangent, "cotangent", fn)
     if gshape != geom.out_shape():
         raise ValueError(f"{fn}: cotangent must have the output's shape {geom.out_shape()}, got {gshape}")
-    half = _common_dtype(fn, input=input, weight=weight, cotangent=cotangent) == dtypes.float16
+    dtype = _common_dtype(fn, input=input, weight=weight, cotangent=cotangent)
+    if dtype == dtypes.float64:
+        return _vjp_f64(geom, xshape, wshape, input, weight, cotangent, input_grad, weight_grad, bias_grad)
+    half = dtype == dtypes.float16
     # Every pass routed first: a bad config or a LoopBudgetError before any GPU work.
     routed = bool(geom.n)
     dx_route = select("forward", geom.backward_input(), half) if input_grad and routed else None
@@ -274,6 +284,16 @@ def _vjp(fn, geom, xshape, wshape, input, weight, cotangent, input_grad, weight_
     dw = record.record_wgrad(geom, x, g, wshape, dw_route) if weight_grad else None
     if bias_grad:
         return dx, dw, record.record_bgrad(geom, g, db_route)
+    return dx, dw
+
+
+def _vjp_f64(geom, xshape, wshape, input, weight, cotangent, input_grad, weight_grad, bias_grad):
+    """_vjp in float64 (f64.py): the same passes, backward-input as the forward of its geometry."""
+    x, w, g = asarray(input), asarray(weight), asarray(cotangent)
+    dx = f64.record_forward(geom.backward_input(), g, w, None).reshape(xshape) if input_grad else None
+    dw = f64.record_wgrad(geom, x, g, wshape) if weight_grad else None
+    if bias_grad:
+        return dx, dw, f64.record_bgrad(geom, g)
     return dx, dw
 
 

@@ -1,5 +1,6 @@
-"""2-D convolution, float32 and float16: forward, backward-input and backward-weight against cuDNN
-(TF32 off for float32; float16 on tensor cores, ours through VK_KHR_cooperative_matrix).
+"""2-D convolution, float32 and float16 (and float64 on two shapes): forward, backward-input and
+backward-weight against cuDNN (TF32 off for float32; float16 on tensor cores, ours through
+VK_KHR_cooperative_matrix; float64 ours by im2col and the float64 GEMM, ops/conv/f64.py).
 
 Shapes (N, C_in, H=W, k, C_out, stride, padding): ResNet-like 3x3 layers, a 7x7 stride-2 first
 layer and a 1x1. Metric: ms and TFLOP/s of 2 * N * C_out * H_out * W_out * C_in/groups * kH * kW
@@ -33,12 +34,15 @@ SHAPES = {
     "n32_c128_28_k1_co128": (32, 128, 28, 1, 128, 1, 0),
 }
 PASSES = ("forward", "backward_input", "backward_weight")
+F64_SHAPES = ("n8_c256_28_k3_co256", "n32_c128_28_k1_co128")
 
 
 def cases(quick: bool) -> list[dict]:
     shapes = list(SHAPES)[:2] if quick else list(SHAPES)
     out = [{"name": f"{s} {p}", "shape": s, "pass": p} for s in shapes for p in PASSES]
     out += [{"name": f"{s} {p} f16", "shape": s, "pass": p, "dtype": "float16"} for s in shapes for p in PASSES]
+    if not quick:
+        out += [{"name": f"{s} {p} f64", "shape": s, "pass": p, "dtype": "float64"} for s in F64_SHAPES for p in PASSES]
     from vkbackend import config  # the registry checks the variables (ValueError naming them)
     for cfg in config.get("VKBACKEND_CONV_SWEEP"):
         # f16.* and wgrad16.* keys tune the float16 kernels: those configs run the float16 cases only.
@@ -115,7 +119,7 @@ def run_vk(case: dict) -> dict:
     try:
         n, c, h, k, co, s, p, ho = _dims(case)
         x, w, g = _data(case)
-        vx, vw, vg = vk.asarray(x), vk.asarray(w), vk.asarray(g)
+        vx, vw, vg = (vk.asarray(a, dtype=a.dtype) for a in (x, w, g))
         geom = geometry.build("bench", x.shape, w.shape, 2, (s, s), (p, p), (p, p), (1, 1), (1, 1), 1, False, False)
         kind = case["pass"]
         half = case.get("dtype") == "float16"
@@ -133,7 +137,8 @@ def run_vk(case: dict) -> dict:
         err = _sample_error(case, x, w, g, got)
         repeats = max(3, min(50, int(2e11 / _flops(case))))
         ms = time_vk(fn, repeats=repeats, replay=True)  # stateless: the same batch back to back
-        return {"ms": ms, "tflops": tflops(_flops(case), ms), "max_rel_err": err, "plan": route.describe(half)}
+        plan = "im2col + float64 GEMM" if x.dtype.itemsize == 8 else route.describe(half)
+        return {"ms": ms, "tflops": tflops(_flops(case), ms), "max_rel_err": err, "plan": plan}
     except Exception as e:  # noqa: BLE001 - a failing config is reported, not fatal
         return {"error": f"{type(e).__name__}: {e}"}
     finally:

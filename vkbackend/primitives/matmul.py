@@ -218,7 +218,7 @@ def record_gemm(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda: in
     half_in: a and b are float16 (offsets, leading dims and strides in halves), read as float16_t
     (1: 16-bit storage) or as packed words (2: any device); C stays float32 (matmul.comp's HALF_IN).
     f64: a, b and c are float64, on F64_CONFIG's tile (config is then ignored; alpha and beta are
-    taken as float32), K never split but for the loop budget.
+    taken as float32; split-K sums its partial products in float64).
     Where the device's loop budget cannot hold the whole K loop in one invocation (lavapipe), K is
     cut into slices, one dispatch each, the later ones accumulating into C with beta = 1;
     LoopBudgetError (before any GPU work) where even one K step per tile does not fit."""
@@ -238,12 +238,11 @@ def record_gemm(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda: in
         return
     batch = math.prod(extents)
     cfg = _config(dev, m, n, batch, config, f64)
-    if (not f64 and not extents and beta == 0 and ldc == n and config is None
-            and env_config(dev) is None):
+    if not extents and beta == 0 and ldc == n and config is None and env_config(dev) is None:
         splits = _split_k(dev, cfg, m, n, k)
         if splits > 1:
             _record_split_k(a, b, c, offs, cfg, splits, m=m, n=n, k=k, lda=lda, ldb=ldb,
-                            trans_a=trans_a, trans_b=trans_b, alpha=alpha, half_in=half_in)
+                            trans_a=trans_a, trans_b=trans_b, alpha=alpha, half_in=half_in, f64=f64)
             return
 
     a_vec = _aligned(offs[0], lda, *sa, (m if trans_a else k))
@@ -318,7 +317,7 @@ def _split_k(dev, cfg: TileConfig, m: int, n: int, k: int) -> int:
 
 
 def _record_split_k(a, b, c, offs, cfg, splits: int, *, m, n, k, lda, ldb, trans_a, trans_b, alpha,
-                    half_in: int = 0) -> None:
+                    half_in: int = 0, f64: bool = False) -> None:
     """C = alpha * op(A) @ op(B) as products over slices of K (kc long, one batch of the kernel;
     the rest of K in a second dispatch beside it), each into its own m x n plane of a workspace,
     then the planes summed into C."""
@@ -327,7 +326,7 @@ def _record_split_k(a, b, c, offs, cfg, splits: int, *, m, n, k, lda, ldb, trans
     kc = -(-(-(-k // splits)) // cfg.bk) * cfg.bk
     full, rest = divmod(k, kc)
     planes = full + (rest > 0)
-    work = Array.empty((planes * m * n,), dtypes.float32)
+    work = Array.empty((planes * m * n,), dtypes.float64 if f64 else dtypes.float32)
     step_a, step_b = kc * lda if trans_a else kc, kc if trans_b else kc * ldb
     for first, count, kl in ((0, full, kc), (full, 1, rest)):
         if not count or not kl:
@@ -336,7 +335,7 @@ def _record_split_k(a, b, c, offs, cfg, splits: int, *, m, n, k, lda, ldb, trans
         batched = count > 1
         defines = _defines(cfg, trans_a, trans_b, _aligned(o_a, lda, step_a, m if trans_a else kl),
                            _aligned(o_b, ldb, step_b, kl if trans_b else n), _aligned(o_c, n, m * n),
-                           False, int(batched), half_in, whole=_whole(cfg, m, n, k))
+                           False, int(batched), half_in, f64, whole=_whole(cfg, m, n, k))
         groups, _ = _grid(rt.device, cfg, m, n, count)
         push = [m, n, kl, lda, ldb, n, o_a, o_b, o_c, float(alpha), 0.0, count, 0]
         if batched:

@@ -441,9 +441,9 @@ def _launch_big(x: Array, step: tuple, op: _Op, acc, out_dtype, den: float, fina
 
 
 def sum_into(x: Array, step: tuple, out: Array) -> None:
-    """Record out = x's float32 sum along n, x seen as (outer, n, inner) and `out` a contiguous
-    float32 view of outer * inner elements (split-K's partial products: matmul.py)."""
-    _launch(x, step, _SUM, dtypes.float32, dtypes.float32, step[1], True, out=out)
+    """Record out = x's sum along n, x seen as (outer, n, inner) and `out` a contiguous view of
+    outer * inner elements of x's dtype, float32 or float64 (split-K's partial products: matmul.py)."""
+    _launch(x, step, _SUM, x.dtype, x.dtype, step[1], True, out=out)
 
 
 # ---- the reductions ----------------------------------------------------------------------------
