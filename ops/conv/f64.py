@@ -55,6 +55,8 @@ def _cols(geom: Geom, x: Array) -> Array:
     c * taps + t reading channel c at weight tap t (mirrored where the convolution flips)."""
     n, kp, outs = x.shape[0], geom.kp, math.prod(geom.so)
     xp = _placed(geom, x)
+    if kp == 1 and tuple(xp.shape[2:]) == geom.so:  # one tap, every input position read: x itself
+        return xp.reshape((n, geom.groups, geom.cig, outs))
     cols = Array.empty((n, geom.groups, geom.cig, kp) + geom.so, dtypes.float64)
     for t, tap in enumerate(itertools.product(*(range(k) for k in geom.k))):
         slot = kp - 1 - t if geom.flip else t
@@ -108,10 +110,8 @@ def record_wgrad(geom: Geom, x: Array, g: Array, wshape: tuple) -> Array:
     for n0, count in _batch_slices(geom):
         cols = _cols(geom, x[n0:n0 + count])  # (count, groups, cig * taps, outputs)
         gm = g[n0:n0 + count].reshape((count, geom.groups, geom.cog, outs))
-        # (groups, cog, count * outputs) @ (groups, count * outputs, cig * taps)
-        lhs = permute_dims(gm, (1, 2, 0, 3)).reshape((geom.groups, geom.cog, count * outs))
-        rhs = permute_dims(cols, (1, 0, 3, 2)).reshape((geom.groups, count * outs, geom.cig * geom.kp))
-        part = matmul(lhs, rhs)
+        # per batch element (cog x outputs) @ (outputs x cig * taps), read transposed; then their sum
+        part = reduce.sum(matmul(gm, permute_dims(cols, (0, 1, 3, 2))), axis=0)
         dw = part if dw is None else ew.add(dw, part)
     _, wj, wc = geom.wstrides
     if wj > wc:
