@@ -180,13 +180,15 @@ def _forward(fn, geom, input, weight, bias, xshape, unbatched: bool, params: dic
     given = ", ".join(f"{k}={v}" for k, v in params.items())
     check_fits(dtypes.words(math.prod(out_shape), dtype), fn,
                f"the output of shape {out_shape} (from input {tuple(xshape)} with {given})")
-    wide = dtype == dtypes.float64
-    route = select("forward", geom, half, bias is not None) if geom.n and not wide else None
+    f64_pass = dtype == dtypes.float64
+    if f64_pass:
+        f64.check(fn, geom, forward=True, wgrad=False)
+    route = select("forward", geom, half, bias is not None) if geom.n and not f64_pass else None
     x = asarray(input)
     if unbatched:
         x = x.reshape(xshape)
     b = None if bias is None else asarray(bias)
-    y = (f64.record_forward(geom, x, asarray(weight), b) if wide
+    y = (f64.record_forward(geom, x, asarray(weight), b) if f64_pass
          else record.record_forward(geom, x, asarray(weight), b, route))
     return y.reshape(y.shape[1:]) if unbatched else y
 
@@ -271,7 +273,7 @@ def _vjp(fn, geom, xshape, wshape, input, weight, cotangent, input_grad, weight_
         raise ValueError(f"{fn}: cotangent must have the output's shape {geom.out_shape()}, got {gshape}")
     dtype = _common_dtype(fn, input=input, weight=weight, cotangent=cotangent)
     if dtype == dtypes.float64:
-        return _vjp_f64(geom, xshape, wshape, input, weight, cotangent, input_grad, weight_grad, bias_grad)
+        return _vjp_f64(fn, geom, xshape, wshape, input, weight, cotangent, input_grad, weight_grad, bias_grad)
     half = dtype == dtypes.float16
     # Every pass routed first: a bad config or a LoopBudgetError before any GPU work.
     routed = bool(geom.n)
@@ -287,8 +289,12 @@ def _vjp(fn, geom, xshape, wshape, input, weight, cotangent, input_grad, weight_
     return dx, dw
 
 
-def _vjp_f64(geom, xshape, wshape, input, weight, cotangent, input_grad, weight_grad, bias_grad):
+def _vjp_f64(fn, geom, xshape, wshape, input, weight, cotangent, input_grad, weight_grad, bias_grad):
     """_vjp in float64 (f64.py): the same passes, backward-input as the forward of its geometry."""
+    if input_grad:
+        f64.check(fn, geom.backward_input(), forward=True, wgrad=False)
+    if weight_grad:
+        f64.check(fn, geom, forward=False, wgrad=True)
     x, w, g = asarray(input), asarray(weight), asarray(cotangent)
     dx = f64.record_forward(geom.backward_input(), g, w, None).reshape(xshape) if input_grad else None
     dw = f64.record_wgrad(geom, x, g, wshape) if weight_grad else None

@@ -17,9 +17,9 @@ import math
 from ... import dtypes
 from ...array import Array
 from ...primitives import elementwise as ew, reduce
-from ...primitives.creation import zeros
+from ...primitives.creation import check_fits, zeros
 from ...primitives.manipulation import permute_dims
-from ...primitives.matmul import matmul
+from ...primitives.matmul import check_loop_budget, matmul
 from .geometry import Geom
 
 COLS_BYTES = 1 << 28  # the im2col matrix of one slice of the batch at most (a whole batch element always)
@@ -76,6 +76,20 @@ def _weight(geom: Geom, w: Array) -> Array:
         return w.reshape((geom.groups, geom.cog, geom.cig * geom.kp))
     w4 = permute_dims(w.reshape((geom.groups, geom.cig, geom.cog, geom.kp)), (0, 2, 1, 3))
     return w4.reshape((geom.groups, geom.cog, geom.cig * geom.kp))
+
+
+def check(fn: str, geom: Geom, forward: bool, wgrad: bool) -> None:
+    """MemoryError or LoopBudgetError now, before any GPU work, where a batch element's im2col
+    matrix fits no buffer or a pass's GEMM no loop budget (`forward`: the forward, or a
+    backward-input as its geometry's forward; `wgrad`: the weight gradient)."""
+    outs, k = math.prod(geom.so), geom.cig * geom.kp
+    check_fits(2 * geom.cin * geom.kp * outs, fn, f"the float64 im2col matrix of one batch element "
+               f"({geom.cin} channels x {geom.kp} taps x {outs} outputs)")
+    count = _batch_slices(geom)[0][1] if geom.n else 0
+    if forward:
+        check_loop_budget(geom.cog, outs, k, (count, geom.groups), f64=True)
+    if wgrad:
+        check_loop_budget(geom.cog, k, outs, (count, geom.groups), f64=True)
 
 
 def _batch_slices(geom: Geom):

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import vkbackend as vk
+from vkbackend import runtime
 from vkbackend.ops.conv import f64, geometry
 from tests.conftest import no_gpu_work
 from tests.ops.test_conv import ref_conv, ref_conv_general, ref_conv_transpose
@@ -140,4 +141,17 @@ def test_mixed_dtypes_refused_before_gpu_work(rng):
         vk.conv1d(x, w)
     g = _v(np.zeros((1, 3, 4)))
     with no_gpu_work(), pytest.raises(TypeError, match="share one dtype"):
+        vk.conv_vjp(x, w, g)
+
+
+def test_im2col_past_memory_refused_before_gpu_work(rng, monkeypatch):
+    """A batch element's im2col matrix larger than the memory allowed: MemoryError naming it,
+    before anything is recorded (forward and vjp)."""
+    x, w = _v(rng.standard_normal((1, 8, 64, 64))), _v(rng.standard_normal((4, 8, 5, 5)))
+    g = _v(np.zeros((1, 4, 60, 60)))
+    pool = runtime.get().pool
+    monkeypatch.setattr(pool, "capacity", pool.in_use + pool.cached + (1 << 20))
+    with no_gpu_work(), pytest.raises(MemoryError, match="im2col"):
+        vk.conv2d(x, w)
+    with no_gpu_work(), pytest.raises(MemoryError, match="im2col"):
         vk.conv_vjp(x, w, g)
