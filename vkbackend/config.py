@@ -194,7 +194,8 @@ VARIABLES = {v.name: v for v in (
              "1: every call that leaves check_indices None checks its device indices (IndexError "
              "at the next sync)", "vkbackend/primitives/index_check.py", _flag, False),
     Variable("VKBACKEND_MATMUL_CONFIG", "primitives", "tile",
-             "BMxBNxBK/TMxTN[/WXxWY][+prefetch] (e.g. 128x128x16/8x8), wide, mid, large, large_bk8, medium, small or auto",
+             "BMxBNxBK/TMxTN[/WXxWY][+prefetch] (e.g. 128x128x16/8x8), wide, mid, tiny, large, large_bk8, "
+             "medium, small or auto",
              "auto: per call, from the device and the problem's size",
              "forces one matmul tile shape (tuning; checked against the device at the call)",
              "vkbackend/primitives/matmul.py", "vkbackend.primitives.matmul:env_parse"),

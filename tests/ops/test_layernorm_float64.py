@@ -164,7 +164,8 @@ def test_kernel_shapes(rng, monkeypatch, rows, d, mode, rms):
         dx_want -= g.mean(axis=1, keepdims=True) / std
     scale = np.max(np.abs(dx_want)) + np.max(np.abs(g)) / np.min(std)
     assert np.max(np.abs(dx.numpy() - dx_want)) <= _bound(x, d, rms) * scale
-    assert np.max(np.abs(dw.numpy() - (dy.astype(L) * xhat).sum(axis=0))) <= _bound(x, d, rms) * rows * np.max(np.abs(dy))
+    dw_want = (dy.astype(L) * xhat).sum(axis=0)
+    assert np.max(np.abs(dw.numpy() - dw_want)) <= _bound(x, d, rms) * rows * np.max(np.abs(dy))
     if not rms:
         assert np.max(np.abs(db.numpy() - dy.astype(L).sum(axis=0))) <= 4 * rows * EPS64 * np.max(np.abs(dy))
 

@@ -204,11 +204,11 @@ def test_what_computes_refuses_them_before_any_gpu_work(rng, dtype):
     x, a = pair(rng, (4, 4), dtype, 1)
     half = vk.asarray(np.ones((1, 4), np.float16))
     with no_gpu_work():
-        if dtype != np.float64:  # QR computes in float32 or float64
+        if dtype != np.float64:  # QR and the convolutions compute in float32 or float64
             with pytest.raises(TypeError, match=np.dtype(dtype).name):
                 vk.linalg.qr(a)
-        with pytest.raises(TypeError, match=np.dtype(dtype).name):
-            vk.conv2d(a.reshape((1, 1, 4, 4)), a[:1].reshape((1, 1, 2, 2)))  # float32 (and float16) only
+            with pytest.raises(TypeError, match=np.dtype(dtype).name):
+                vk.conv2d(a.reshape((1, 1, 4, 4)), a[:1].reshape((1, 1, 2, 2)))  # float dtypes only
         with pytest.raises(TypeError, match="float16"):
             vk.linalg.qr(half)  # numpy's linalg refuses float16 too
 

@@ -41,7 +41,7 @@ def check_matmul(got, a, b):
 # step read ahead), the H100's (8x8 with BK = 16, several vec4 loads per thread; 8x4), a BK that
 # does not divide the loads evenly, other thread layouts.
 DEFAULT_CONFIGS = ["small", "large_bk8"]
-OTHER_CONFIGS = ["medium", "128x128x12/8x8/4x8", "32x64x8/4x8/2x4", "wide", "mid", "64x32x12/4x4/4x4+prefetch"]
+OTHER_CONFIGS = ["medium", "128x128x12/8x8/4x8", "32x64x8/4x8/2x4", "wide", "mid", "tiny", "64x32x12/4x4/4x4+prefetch"]
 
 
 @pytest.fixture
@@ -96,13 +96,12 @@ def test_nvidia_default_tile_on_lavapipe(rng, dev, monkeypatch, config, m, k, n,
     check_matmul(got, a.T if trans_a else a, b.T if trans_b else b)
 
 
-@pytest.mark.parametrize("config", ["wide", "mid", "large_bk8"], indirect=True)
+@pytest.mark.parametrize("config", ["wide", "mid", "tiny", "large_bk8"], indirect=True)
 @pytest.mark.parametrize("trans_a,trans_b", [(False, False), (True, False), (False, True), (True, True)])
-@pytest.mark.parametrize("m,k,n,whole", [(128, 64, 256, True), (256, 8, 128, True), (128, 60, 128, False),
-                                         (130, 64, 128, False)])
-def test_whole_tiles(rng, monkeypatch, config, trans_a, trans_b, m, k, n, whole):
+@pytest.mark.parametrize("m,k,n", [(128, 64, 256), (256, 8, 128), (128, 60, 128), (130, 64, 128)])
+def test_whole_tiles(rng, monkeypatch, config, trans_a, trans_b, m, k, n):
     """Products of whole tiles and K steps load their operands without bounds tests (EDGE=0);
-    one step short of whole in K or M keeps the tests. The GPUs' tiles (wide, mid) run here too."""
+    one step short of whole in K or M keeps the tests. The GPUs' tiles (wide, mid, tiny) run here too."""
     from vkbackend.primitives import recipes
     recipes.clear()  # a replayed recipe would not ask for its kernel
     rt, used = runtime.get(), []
@@ -113,6 +112,9 @@ def test_whole_tiles(rng, monkeypatch, config, trans_a, trans_b, m, k, n, whole)
     b = random_array(rng, (n, k) if trans_b else (k, n), np.float32)
     got = vk.gemm(vk.asarray(a), vk.asarray(b), trans_a, trans_b).numpy()
     check_matmul(got, a.T if trans_a else a, b.T if trans_b else b)
+    cfg = mm.parse_config(config)
+    whole = m % cfg.bm == 0 and n % cfg.bn == 0 and k % cfg.bk == 0
+    assert (128, 64, 256) != (m, k, n) or whole  # every config's whole case
     edges = {d.get("EDGE", 1) for d in used if "TRANS_A" in d}
     assert edges == ({0} if whole else {1}), used
 
@@ -313,7 +315,7 @@ def test_config_parsing_and_choice(dev, monkeypatch):
                              max_subgroup_size=32, max_shared_memory=49152, max_workgroup_invocations=1024)
     assert mm.choose_config(nv, 4096, 4096) == mm.CONFIGS["wide"]  # measured fastest on the H200
     assert mm.choose_config(nv, 1024, 1024) == mm.CONFIGS["mid"]
-    assert mm.choose_config(nv, 256, 256) == mm.CONFIGS["small"]
+    assert mm.choose_config(nv, 256, 256) == mm.CONFIGS["tiny"]
     small = dataclasses.replace(dev, max_shared_memory=16384, subgroup_size=8)
     assert mm.choose_config(small, 4096, 4096).shared_bytes <= 16384
     tiny = dataclasses.replace(dev, max_shared_memory=4096, max_workgroup_invocations=128)

@@ -142,6 +142,9 @@ CONFIGS = {
     "medium": TileConfig(128, 64, 16, 8, 4),
     # 256 invocations, 4x4 each; 17.4 KiB: small problems, small-shared-memory devices.
     "small": TileConfig(64, 64, 16, 4, 4),
+    # 64 invocations, 4x4 each, K steps of 32; 18 KiB: GPUs, small problems, whose K loop waits on
+    # memory once per step with a workgroup or two per multiprocessor (fewer, longer steps).
+    "tiny": TileConfig(32, 32, 32, 4, 4),
 }
 # Use the largest tile that still yields at least this many workgroups (to fill the GPU's cores).
 MIN_TILES = 128

@@ -34,8 +34,11 @@ SCAN_STATIC_TILES = True
 # 2026-11-25, float32 n x n @ n x n (docs/bench/2026-11-25/h200-session14-sgemm-sweep.txt; cuBLAS
 # without TF32 50.4 / 51.2 / 51.0 TFLOP/s at 2048 / 4096 / 8192): wide 43.3 / 43.2 / 44.3, the H100's
 # large_bk8 (8x8 per invocation) 36.1 / 37.0 / -, large (BK 16) 31.8 at 4096; at 1024 (torch 38.2)
-# mid 29.1, medium 27.3, small's shape with BK 8 23.9.
-MATMUL_ORDER = ("wide", "mid", "small")
+# mid 29.1, medium 27.3, small's shape with BK 8 23.9. Below mid's 128 tiles, a dependent chain of
+# the MLP program's six 256 x 512 x 256-sized products (.prof smallmm probe, alternating configs,
+# h200-session14-probes.txt): small 135.6 us, 32x32 tiles with K steps of 16 104.2, tiny (32) 75.2,
+# 64 82.0; three 512^2 products 87.3 / 64.1 / 47.8 / 82.0 us.
+MATMUL_ORDER = ("wide", "mid", "tiny")
 # Split-K only where K is at least this many times the longer side of C. NVIDIA H200, 2026-11-24,
 # the programs of tools/benchmarks/programs.py with eager submits off: split-K on every product with
 # few tiles took the logistic regression (100 x 1 x 1000) from 2361 to 3119 it/s but the MLP step
