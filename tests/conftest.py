@@ -116,6 +116,20 @@ def check_array(got, want):
     np.testing.assert_array_equal(got.numpy(), want)
 
 
+def kernels_asked(monkeypatch) -> list:
+    """The (shader, defines) of every kernel asked of the runtime from here on, in order (a list
+    that grows as the test runs)."""
+    from vkbackend import runtime
+    rt, asked = runtime.get(), []
+    kernel = rt.kernel
+
+    def spy(shader, defines=None, *args, **kw):
+        asked.append((shader, defines))
+        return kernel(shader, defines, *args, **kw)
+    monkeypatch.setattr(rt, "kernel", spy)
+    return asked
+
+
 def assert_rounded_once(got, exact, slack=0.0, dtype=np.float16):
     """Results of a wider computation rounded once to `dtype` (float16 of float32's, float32 of
     float64's): within half a `dtype` ulp of the exact values, plus `slack` (the wider type's own

@@ -13,7 +13,7 @@ import pytest
 import vkbackend as vk
 from vkbackend import runtime
 from vkbackend.ops.conv import geometry, kernels, plan_f16, plan_f32, record, select
-from tests.conftest import no_gpu_work
+from tests.conftest import kernels_asked, no_gpu_work
 
 
 # -- references -------------------------------------------------------------------------------
@@ -98,16 +98,9 @@ def close(got, ref, tol=2e-5):
     assert np.isfinite(got).all() and err < tol, f"max error {err:.3g} (scale {scale:.3g})"
 
 
-def _shaders_used(monkeypatch) -> list:
-    """The shaders of the kernels requested from here on (names, in order)."""
-    rt, used = runtime.get(), []
-    kernel = rt.kernel
-
-    def spy(shader, *args, **kw):
-        used.append(shader)
-        return kernel(shader, *args, **kw)
-    monkeypatch.setattr(rt, "kernel", spy)
-    return used
+def _shaders(asked) -> list:
+    """The shader names of conftest.kernels_asked's list."""
+    return [shader for shader, _ in asked]
 
 
 # -- forward ----------------------------------------------------------------------------------
@@ -352,7 +345,7 @@ def test_pointwise_as_batched_matmul(rng, monkeypatch):
     weight read in place (transposed for backward-input and a transposed convolution); with a
     bias, padding or groups the convolution kernels run."""
     monkeypatch.setenv("VKBACKEND_CONV_CONFIG", "fwd.path=matmul")
-    used = _shaders_used(monkeypatch)
+    used = kernels_asked(monkeypatch)
     x, w, b = rand(rng, 3, 5, 6, 7), rand(rng, 4, 5, 1, 1), rand(rng, 4)
     close(vk.conv2d(x, w).numpy(), ref_conv(x, w))
     g = rand(rng, 3, 4, 6, 7)
@@ -362,13 +355,13 @@ def test_pointwise_as_batched_matmul(rng, monkeypatch):
     close(dw.numpy(), ref_dw)
     wt = rand(rng, 5, 6, 1, 1)  # conv_transpose2d: (C_in, C_out, 1, 1)
     close(vk.conv_transpose2d(x, wt).numpy(), ref_conv_transpose(x, wt))
-    assert used.count("primitives/matmul.comp") == 3, used
+    assert _shaders(used).count("primitives/matmul.comp") == 3, used
     del used[:]
     close(vk.conv2d(x, w, b).numpy(), ref_conv(x, w) + b[:, None, None])
     close(vk.conv2d(x, w, padding=1).numpy(), ref_conv(x, w, padding=1))
     x2, w2 = rand(rng, 2, 6, 3, 4), rand(rng, 4, 3, 1, 1)
     close(vk.conv2d(x2, w2, groups=2).numpy(), ref_conv(x2, w2, groups=2))
-    assert "primitives/matmul.comp" not in used, used
+    assert "primitives/matmul.comp" not in _shaders(used), used
 
 
 def test_pointwise_matmul_rules():
@@ -551,7 +544,7 @@ def test_float16_kernel_configs(rng, monkeypatch, config):
 
 def _gathers_if_it_can(used):
     has = kernels.coopmat_key(runtime.get().device) is not None
-    assert ("ops/conv_coopmat_wgrad_gather.comp" in used) == has, used
+    assert ("ops/conv_coopmat_wgrad_gather.comp" in _shaders(used)) == has, used
 
 
 @pytest.mark.parametrize("xs,ws,params,config", [
@@ -565,7 +558,7 @@ def test_float16_backward_weight_gathering(rng, monkeypatch, xs, ws, params, con
     """conv_coopmat_wgrad_gather.comp (few input channels: x gathered in place) where the device
     has cooperative matrices, else the float32 kernels."""
     monkeypatch.setenv("VKBACKEND_CONV_CONFIG", "wgrad16.path=coopmat" + config)
-    used = _shaders_used(monkeypatch)
+    used = kernels_asked(monkeypatch)
     nd = len(xs) - 2
     x, w = _half(rng, *xs), _half(rng, *ws, scale=0.3)
     y = getattr(vk, f"conv{nd}d")(vk.asarray(x), vk.asarray(w), **params)
@@ -580,7 +573,7 @@ def test_float16_backward_weight_gathering_general(rng, monkeypatch):
     """The gathering backward-weight kernel through conv_general: input dilation (holes), a
     stride, asymmetric padding and flip (the gradient lands on the mirrored taps)."""
     monkeypatch.setenv("VKBACKEND_CONV_CONFIG", "wgrad16.path=coopmat")
-    used = _shaders_used(monkeypatch)
+    used = kernels_asked(monkeypatch)
     kw = dict(stride=(1, 2), padding_lo=(1, 0), padding_hi=(2, 1), input_dilation=2, flip=True)
     ref_kw = dict(stride=(1, 2), lo=(1, 0), hi=(2, 1), idil=2, flip=True)
     x, w = _half(rng, 2, 3, 7, 6), _half(rng, 16, 3, 3, 3, scale=0.3)

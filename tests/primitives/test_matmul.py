@@ -10,7 +10,7 @@ import vkbackend as vk
 from vkbackend import runtime
 from vkbackend.primitives import matmul as mm
 
-from tests.conftest import no_gpu_work, random_array
+from tests.conftest import kernels_asked, no_gpu_work, random_array
 
 EPS = np.finfo(np.float32).eps
 
@@ -102,12 +102,7 @@ def test_nvidia_default_tile_on_lavapipe(rng, dev, monkeypatch, config, m, k, n,
 def test_whole_tiles(rng, monkeypatch, config, trans_a, trans_b, m, k, n):
     """Products of whole tiles and K steps load their operands without bounds tests (EDGE=0);
     one step short of whole in K or M keeps the tests. The GPUs' tiles (wide, mid, tiny) run here too."""
-    from vkbackend.primitives import recipes
-    recipes.clear()  # a replayed recipe would not ask for its kernel
-    rt, used = runtime.get(), []
-    kernel = rt.kernel
-    monkeypatch.setattr(rt, "kernel", lambda shader, defines, *a, **kw: used.append(defines) or
-                        kernel(shader, defines, *a, **kw))
+    used = kernels_asked(monkeypatch)  # (conftest clears the recipes: every kernel is asked for)
     a = random_array(rng, (k, m) if trans_a else (m, k), np.float32)
     b = random_array(rng, (n, k) if trans_b else (k, n), np.float32)
     got = vk.gemm(vk.asarray(a), vk.asarray(b), trans_a, trans_b).numpy()
@@ -115,7 +110,7 @@ def test_whole_tiles(rng, monkeypatch, config, trans_a, trans_b, m, k, n):
     cfg = mm.parse_config(config)
     whole = m % cfg.bm == 0 and n % cfg.bn == 0 and k % cfg.bk == 0
     assert (128, 64, 256) != (m, k, n) or whole  # every config's whole case
-    edges = {d.get("EDGE", 1) for d in used if "TRANS_A" in d}
+    edges = {d.get("EDGE", 1) for shader, d in used if shader == "primitives/matmul.comp"}
     assert edges == ({0} if whole else {1}), used
 
 
