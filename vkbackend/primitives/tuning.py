@@ -35,7 +35,7 @@ SCAN_STATIC_TILES = True
 # without TF32 50.4 / 51.2 / 51.0 TFLOP/s at 2048 / 4096 / 8192): wide 43.3 / 43.2 / 44.3, the H100's
 # large_bk8 (8x8 per invocation) 36.1 / 37.0 / -, large (BK 16) 31.8 at 4096; at 1024 (torch 38.2)
 # mid 29.1, medium 27.3, small's shape with BK 8 23.9. Below mid's 128 tiles, a dependent chain of
-# the MLP program's six 256 x 512 x 256-sized products (.prof smallmm probe, alternating configs,
+# the MLP program's six 256 x 512 x 256-sized products (h200-session14-probe-smallmm.py, alternating configs,
 # h200-session14-probes.txt): small 135.6 us, 32x32 tiles with K steps of 16 104.2, tiny (32) 75.2,
 # 64 82.0; three 512^2 products 87.3 / 64.1 / 47.8 / 82.0 us.
 MATMUL_ORDER = ("wide", "mid", "tiny")
