@@ -9,6 +9,7 @@
 #extension GL_EXT_shader_16bit_storage : require
 #endif
 #include "lib/common.glsl"
+#include "lib/tile_order.glsl"
 // Tiled SIMT GEMM, float32 (float64 with F64):  C[b] = alpha * op(A[b]) * op(B[b])  (+ beta * C[b]
 // with HAS_BETA)
 // op(A) is M x K, op(B) is K x N, C is M x N; every matrix is row-major with a leading dimension.
@@ -310,18 +311,9 @@ void main() {
 #endif
         for (uint by = gl_WorkGroupID.y; by < tiles_y; by += gl_NumWorkGroups.y) {
             for (uint bx = gl_WorkGroupID.x; bx < tiles_x; bx += gl_NumWorkGroups.x) {
-                uint tm = by, tn = bx;
-                if (group > 0u) {
-                    // Launch order walks GROUP tile rows column by column, so that the tiles
-                    // running at once share their A rows and B columns in L2.
-                    uint lin = by * tiles_x + bx, per = group * tiles_x;
-                    uint first = (lin / per) * group;
-                    uint rows = min(tiles_y - first, group);
-                    tm = first + (lin % per) % rows;
-                    tn = (lin % per) / rows;
-                }
-                m0 = tm * BM;
-                n0 = tn * BN;
+                uvec2 tile = swizzled_tile(by, bx, tiles_x, tiles_y, group);
+                m0 = tile.x * BM;
+                n0 = tile.y * BN;
 
                 V4 acc[TM][RN];
                 [[unroll]] for (uint i = 0u; i < TM; ++i)

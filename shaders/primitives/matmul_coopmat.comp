@@ -8,6 +8,7 @@
 #extension GL_KHR_memory_scope_semantics : require
 #endif
 #include "lib/common.glsl"
+#include "lib/tile_order.glsl"
 // float16 GEMM on cooperative matrices (VK_KHR_cooperative_matrix, 16 x 16 x 16 float16 products
 // accumulating in float32):  C[b] = alpha * op(A[b]) * op(B[b])  (+ beta * C[b] with HAS_BETA)
 // A, B float16; C float32 (vkbackend/primitives/matmul_half.py rounds it to float16 once, after
@@ -16,8 +17,12 @@
 //
 // A workgroup computes a BM x BN tile of C: SG_M x SG_N subgroups of SGS invocations, each owning
 // a (BM / SG_M) x (BN / SG_N) block of 16 x 16 float32 accumulators. K is walked in BK steps
-// staged through shared memory, double-buffered (the global loads of step t + 1 are in flight
-// during the products of step t; one barrier per step), as in ops/conv_coopmat_packed.comp.
+// staged through shared memory; the global loads of step t + 1 are in flight in registers during
+// the products of step t: STAGES=2 double-buffers the tiles (one barrier per step, as
+// ops/conv_coopmat_packed.comp), STAGES=1 has one copy (two barriers per step; the memory it
+// saves buys a deeper BK). A tile's loads test their bounds only where the tile or the K step
+// reaches past the matrix (a uniform branch), and not at all with WHOLE (every tile and K step
+// whole, both operands in vectors), which leaves the loop one path.
 // Each operand's tile keeps its memory layout: rows along the operand's strided axis, 16-byte
 // vectors of 8 halves along its contiguous axis, each row padded by one vector against bank
 // conflicts; a transposed operand is loaded column-major from it (no shuffle on the way in).
@@ -34,20 +39,23 @@
 //   A_VEC B_VEC      0/1: 8 halves at a time (offset, ld, batch strides and the contiguous extent
 //                    multiples of 8), else one half at a time
 //   HAS_BETA   read C and add beta * C
+//   STAGES     1 or 2 shared copies of the tiles (above)
+//   WHOLE      M % BM, N % BN, K % BK all 0, A_VEC and B_VEC: loads without bounds tests
 //   BATCH_RANK number of (collapsed) batch dims in push constants (0..4)
 //   COOPMAT_EMULATED  tests only: primitives/coopmat_emulated.glsl stands in for the extension
 //                     (lavapipe has none), so that the rest of this kernel runs there
 // Bindings: 0 A, 1 B (float16), 2 C (float32).
 // Push words (matmul.comp's): 0 M, 1 N, 2 K, 3 lda, 4 ldb, 5 ldc, 6 offA, 7 offB, 8 offC
-//   (elements), 9 alpha bits, 10 beta bits, 11 batch count, 12 unused (matmul.comp's swizzle),
+//   (elements), 9 alpha bits, 10 beta bits, 11 batch count, 12 swizzle group (as matmul.comp's),
 //   then for BATCH_RANK dims: extents, A strides, B strides, C strides (elements; 0 = broadcast).
 // Grid: x column tiles, y row tiles, z batches; each loops when the grid is smaller. Only these
 // four loops are counted by a loop budget (the rest is [[unroll]]ed), as in matmul.comp, so
 // matmul.py's _k_slices cost model holds for this kernel too.
 
 // @variants TRANS_A=0|1 TRANS_B=0|1 A_VEC=0|1 B_VEC=0|1
-// @variants BM=128 BN=64 SG_M=4 SG_N=2 HAS_BETA=1 BATCH_RANK=2
-// @variants BM=128 BN=128 SG_M=2 SG_N=4 TRANS_A=0|1 TRANS_B=0|1 A_VEC=0|1 B_VEC=0|1
+// @variants BM=128 BN=128 BK=64 SG_M=2 SG_N=4 STAGES=1 WHOLE=1 A_VEC=1 B_VEC=1 TRANS_A=0|1 TRANS_B=0|1
+// @variants BM=128 BN=128 SG_M=2 SG_N=2 STAGES=1 TRANS_A=0|1 TRANS_B=0|1 A_VEC=0|1 B_VEC=0|1
+// @variants BK=64 STAGES=1 HAS_BETA=1 BATCH_RANK=2
 #ifndef BM
 #define BM 64
 #endif
@@ -80,6 +88,12 @@
 #endif
 #ifndef HAS_BETA
 #define HAS_BETA 0
+#endif
+#ifndef WHOLE
+#define WHOLE 0
+#endif
+#ifndef STAGES
+#define STAGES 2
 #endif
 #ifndef BATCH_RANK
 #define BATCH_RANK 0
@@ -129,8 +143,8 @@ layout(std430, binding = 2) restrict buffer C { float c1[]; };
 #define LDB (BV_ROW + 1)
 #define A_TILE (A_R * LDA)
 #define B_TILE (B_R * LDB)
-shared uvec4 As[2 * A_TILE];
-shared uvec4 Bs[2 * B_TILE];
+shared uvec4 As[STAGES * A_TILE];
+shared uvec4 Bs[STAGES * B_TILE];
 shared float Cs[NSUBGROUPS * 256];   // one 16 x 16 scratch per subgroup (row-major)
 
 #ifdef COOPMAT_EMULATED
@@ -154,7 +168,10 @@ uvec4 pack8(float16_t h[8]) {
                  packFloat2x16(f16vec2(h[4], h[5])), packFloat2x16(f16vec2(h[6], h[7])));
 }
 
-uvec4 load_a(uint r, uint c, uint rows, uint cols) {
+uvec4 load_a(uint r, uint c, uint rows, uint cols, bool edge) {
+#if A_VEC
+    if (!edge) return a8[(a_base + r * lda + c) >> 3];
+#endif
     uvec4 v = uvec4(0u);
     if (r < rows) {
         uint e = a_base + r * lda + c;
@@ -172,7 +189,10 @@ uvec4 load_a(uint r, uint c, uint rows, uint cols) {
     return v;
 }
 
-uvec4 load_b(uint r, uint c, uint rows, uint cols) {
+uvec4 load_b(uint r, uint c, uint rows, uint cols, bool edge) {
+#if B_VEC
+    if (!edge) return b8[(b_base + r * ldb + c) >> 3];
+#endif
     uvec4 v = uvec4(0u);
     if (r < rows) {
         uint e = b_base + r * ldb + c;
@@ -193,16 +213,21 @@ uvec4 load_b(uint r, uint c, uint rows, uint cols) {
 struct Regs { uvec4 a[AV]; uvec4 b[BV]; };
 
 // This invocation's vectors of step k0 (vector e of A is tile vector tid + e * NT; likewise B).
-void load_step(uint k0, uint m0, uint n0, uint tid, inout Regs rg) {
+void load_step(uint k0, uint m0, uint n0, uint tid, inout Regs rg, bool edge_tile) {
+#if WHOLE
+    const bool edge = false;
+#else
+    bool edge = edge_tile || k0 + BK > K;
+#endif
     [[unroll]] for (uint e = 0u; e < AV; ++e) {
         uint idx = tid + e * NT;
         uint r = idx / AV_ROW, c = (idx % AV_ROW) * 8u;
         rg.a[e] = uvec4(0u);
         if (idx < A_R * AV_ROW) {
 #if TRANS_A   // stored K x M
-            rg.a[e] = load_a(k0 + r, m0 + c, K, M);
+            rg.a[e] = load_a(k0 + r, m0 + c, K, M, edge);
 #else         // stored M x K
-            rg.a[e] = load_a(m0 + r, k0 + c, M, K);
+            rg.a[e] = load_a(m0 + r, k0 + c, M, K, edge);
 #endif
         }
     }
@@ -212,9 +237,9 @@ void load_step(uint k0, uint m0, uint n0, uint tid, inout Regs rg) {
         rg.b[e] = uvec4(0u);
         if (idx < B_R * BV_ROW) {
 #if TRANS_B   // stored N x K
-            rg.b[e] = load_b(n0 + r, k0 + c, N, K);
+            rg.b[e] = load_b(n0 + r, k0 + c, N, K, edge);
 #else         // stored K x N
-            rg.b[e] = load_b(k0 + r, n0 + c, K, N);
+            rg.b[e] = load_b(k0 + r, n0 + c, K, N, edge);
 #endif
         }
     }
@@ -293,7 +318,7 @@ void main() {
     lda = p.w[3]; ldb = p.w[4]; ldc = p.w[5];
     float alpha = uintBitsToFloat(p.w[9]);
     float beta = uintBitsToFloat(p.w[10]);
-    uint batch = p.w[11];
+    uint batch = p.w[11], group = p.w[12];
     uint tiles_x = (N + BN - 1u) / BN, tiles_y = (M + BM - 1u) / BM;
     uint nk = (K + BK - 1u) / BK;
 
@@ -312,23 +337,37 @@ void main() {
 #endif
         for (uint by = gl_WorkGroupID.y; by < tiles_y; by += gl_NumWorkGroups.y) {
             for (uint bx = gl_WorkGroupID.x; bx < tiles_x; bx += gl_NumWorkGroups.x) {
-                uint m0 = by * BM, n0 = bx * BN;
+                uvec2 tile = swizzled_tile(by, bx, tiles_x, tiles_y, group);
+                uint m0 = tile.x * BM, n0 = tile.y * BN;
+                bool edge_tile = m0 + BM > M || n0 + BN > N;  // uniform: whole tiles load unchecked
                 ACC acc[FM * FN];
                 [[unroll]] for (uint f = 0u; f < FM * FN; ++f) acc[f] = acc_zero();
 
                 Regs rg;
+#if STAGES == 2
                 if (nk > 0u) {
-                    load_step(0u, m0, n0, tid, rg);
+                    load_step(0u, m0, n0, tid, rg, edge_tile);
                     store_step(0u, tid, rg);
                 }
                 barrier();
                 for (uint t = 0u; t < nk; ++t) {
                     bool more = t + 1u < nk;
-                    if (more) load_step((t + 1u) * BK, m0, n0, tid, rg);
+                    if (more) load_step((t + 1u) * BK, m0, n0, tid, rg, edge_tile);
                     multiply(t & 1u, sm, sn, acc);
                     if (more) store_step((t + 1u) & 1u, tid, rg);
                     barrier();
                 }
+#else   // one stage: half the shared memory, two barriers a step
+                if (nk > 0u) load_step(0u, m0, n0, tid, rg, edge_tile);
+                for (uint t = 0u; t < nk; ++t) {
+                    barrier();
+                    store_step(0u, tid, rg);
+                    barrier();
+                    if (t + 1u < nk) load_step((t + 1u) * BK, m0, n0, tid, rg, edge_tile);
+                    multiply(0u, sm, sn, acc);
+                }
+                barrier();
+#endif
                 [[unroll]] for (uint i = 0u; i < FM; ++i)
                     [[unroll]] for (uint j = 0u; j < FN; ++j)
                         store_fragment(acc[i * FN + j], sg, lane, m0 + sm * WTM + i * 16u,

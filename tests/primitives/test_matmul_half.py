@@ -285,9 +285,15 @@ def test_coopmat_planning():
                 assert cfg.shared_bytes(ta, tb) <= fake.max_shared_memory
                 assert cfg.threads(fake.subgroup_size) <= fake.max_workgroup_invocations
                 assert cfg.bm % (16 * cfg.sg_m) == 0 and cfg.bn % (16 * cfg.sg_n) == 0 and cfg.bk % 16 == 0
-    # big products take the large tile, small ones the small tile
-    assert mh._coop_config(fake, 4096, 4096, 1, False, False) == mh.COOP_CONFIGS[0]
-    assert mh._coop_config(fake, 64, 64, 1, False, False) == mh.COOP_CONFIGS[-1]
+    # big whole products take the large whole-only tile, big ragged ones the next, small ones the small
+    big, ragged = mh.COOP_CONFIGS[0], mh.COOP_CONFIGS[1]
+    assert big.whole_only and not ragged.whole_only
+    assert mh._coop_config(fake, 4096, 4096, 4096, 1, False, False, True, True) == big
+    assert big.is_whole(4096, 4096, 4096, True, True) and not big.is_whole(4096, 4096, 4096, True, False)
+    assert mh._coop_config(fake, 4000, 4096, 4096, 1, False, False, True, True) == ragged
+    assert mh._coop_config(fake, 4096, 4096, 4096, 1, False, False, False, True) == ragged
+    assert mh._coop_config(fake, 4096, 4096, 4000, 1, False, False, True, True) == ragged
+    assert mh._coop_config(fake, 64, 64, 64, 1, False, False, True, True) == mh.COOP_CONFIGS[-1]
 
 
 def test_coopmat_shader_compiles():
@@ -296,16 +302,21 @@ def test_coopmat_shader_compiles():
     for ta in (0, 1):
         for tb in (0, 1):
             for cfg in mh.COOP_CONFIGS:
-                defines = {"BM": cfg.bm, "BN": cfg.bn, "BK": cfg.bk, "SG_M": cfg.sg_m, "SG_N": cfg.sg_n,
-                           "SGS": 32, "TRANS_A": ta, "TRANS_B": tb, "A_VEC": ta, "B_VEC": 1 - tb,
-                           "HAS_BETA": ta ^ tb, "BATCH_RANK": 2 * ta}
-                assert compiler.compile_shader(mh.SHADER, defines)
+                for whole in (0, 1):
+                    defines = {"BM": cfg.bm, "BN": cfg.bn, "BK": cfg.bk, "SG_M": cfg.sg_m, "SG_N": cfg.sg_n,
+                               "STAGES": cfg.stages, "WHOLE": whole, "SGS": 32, "TRANS_A": ta, "TRANS_B": tb,
+                               "A_VEC": ta | whole, "B_VEC": (1 - tb) | whole, "HAS_BETA": ta ^ tb,
+                               "BATCH_RANK": 2 * ta}
+                    assert compiler.compile_shader(mh.SHADER, defines)
 
 
 # -- on devices with cooperative matrices (the H200) ---------------------------------------------
 @pytest.mark.parametrize("m,k,n,batch", [
-    (128, 64, 64, 200),     # 200 tiles: the large tile
+    (128, 64, 128, 300),    # 300 whole tiles: the large whole-only tile (WHOLE)
+    (2304, 128, 2048, 1),   # the same, swizzled launch order
+    (128, 64, 64, 200),     # 200 tiles: the middle tile, whole along M and N, not K
     (256, 96, 192, 1), (130, 72, 70, 3), (16, 16, 16, 1), (48, 40, 80, 2), (1000, 512, 1000, 1),
+    (2000, 136, 1992, 1),   # ragged tiles swizzled, whole ones among them (their loads unchecked)
 ])
 def test_coopmat_tiles(m, k, n, batch):
     dev = runtime.get().device

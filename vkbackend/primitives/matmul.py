@@ -254,11 +254,7 @@ def record_gemm(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda: in
     defines = _defines(cfg, trans_a, trans_b, a_vec, b_vec, c_vec, beta != 0, len(extents), half_in, f64,
                        whole=_whole(cfg, m, n, k))
     groups, trips = _grid(dev, cfg, m, n, batch)
-    tiles_x, tiles_y = -(-n // cfg.bn), -(-m // cfg.bm)
-    exact = groups[0] == tiles_x and groups[1] == tiles_y
-    swizzle = registry.get("VKBACKEND_MATMUL_GROUP")
-    swizzle = 8 if swizzle is None else swizzle
-    group = swizzle if exact and tiles_y > swizzle > 0 else 0
+    group = swizzle_group(cfg, groups, m, n)
     record_k_slices(_SHADER, defines, cfg.threads, groups, trips, cfg.bk, (a, b, c), offs, m=m, n=n, k=k,
                     lda=lda, ldb=ldb, ldc=ldc, trans_a=trans_a, trans_b=trans_b, alpha=alpha, beta=beta,
                     group=group, extents=extents, strides=(sa, sb, sc))
@@ -398,6 +394,17 @@ def _config(dev, m: int, n: int, batch: int, config, f64: bool = False) -> TileC
     if bad:
         raise ValueError(f"matmul config {cfg}: {'; '.join(bad)}")
     return cfg
+
+
+def swizzle_group(cfg, groups, m: int, n: int) -> int:
+    """Push word 12 of the GEMM kernels: tile rows per group of the launch order's swizzle
+    (VKBACKEND_MATMUL_GROUP, default 8), 0 where the grid does not cover every tile (grid-stride
+    loops) or the tile rows are no more than one group."""
+    tiles_x, tiles_y = -(-n // cfg.bn), -(-m // cfg.bm)
+    swizzle = registry.get("VKBACKEND_MATMUL_GROUP")
+    swizzle = 8 if swizzle is None else swizzle
+    exact = groups[0] == tiles_x and groups[1] == tiles_y
+    return swizzle if exact and tiles_y > swizzle > 0 else 0
 
 
 def _grid(dev, cfg: TileConfig, m: int, n: int, batch: int):

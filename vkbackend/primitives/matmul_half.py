@@ -34,28 +34,38 @@ EXTRA_DEFINES: dict = {}
 
 @dataclass(frozen=True)
 class CoopConfig:
-    """matmul_coopmat.comp's tile: BM x BN of C per workgroup, K in BK steps, SG_M x SG_N subgroups."""
+    """matmul_coopmat.comp's tile: BM x BN of C per workgroup, K in BK steps, SG_M x SG_N subgroups,
+    STAGES shared buffers; taken for products of at least `waves` workgroups per multiprocessor,
+    and with `whole_only` only where every tile and K step is whole (WHOLE: loads without bounds)."""
     bm: int
     bn: int
     bk: int
     sg_m: int
     sg_n: int
+    stages: int = 2
+    waves: int = 1
+    whole_only: bool = False
 
     def threads(self, sgs: int) -> int:
         return self.sg_m * self.sg_n * sgs
 
     def shared_bytes(self, trans_a: bool, trans_b: bool) -> int:
-        """Two stages of both tiles (rows padded by one 16-byte vector) and the C scratch."""
+        """STAGES copies of both tiles (rows padded by one 16-byte vector) and the C scratch."""
         ar, ac = (self.bk, self.bm) if trans_a else (self.bm, self.bk)
         br, bc = (self.bn, self.bk) if trans_b else (self.bk, self.bn)
-        return 2 * 16 * (ar * (ac // 8 + 1) + br * (bc // 8 + 1)) + self.sg_m * self.sg_n * 1024
+        return self.stages * 16 * (ar * (ac // 8 + 1) + br * (bc // 8 + 1)) + self.sg_m * self.sg_n * 1024
+
+    def is_whole(self, m: int, n: int, k: int, a_vec: bool, b_vec: bool) -> bool:
+        return a_vec and b_vec and m % self.bm == 0 and n % self.bn == 0 and k % self.bk == 0
 
 
-# Largest first, each taken while it gives a wave of workgroups. NVIDIA H200, 2026-11-24, 4096^2 /
-# 8192^2 (GPU timestamps, product + cast): 128 x 128 x 32 on 2 x 4 subgroups 151 / 159 TFLOP/s,
-# 128 x 64 x 32 on 4 x 2 (conv_coopmat_packed.comp's tile) 85 / 85, 64 x 64 x 32 on 2 x 2 87 / 87,
-# BK = 16 96 / 98; wider tiles do not fit 48 KiB of shared memory at BK = 32.
-COOP_CONFIGS = (CoopConfig(128, 128, 32, 2, 4), CoopConfig(128, 64, 32, 4, 2), CoopConfig(64, 64, 32, 2, 2))
+# The first that fits the product (tuning: docs/bench/2026-11-25/h200-session15-hgemm-sweep.txt). One
+# shared stage with the next step's operands in registers beats two stages once the loads have no
+# bounds tests; a whole-only tile's loads have none, the others test them only in edge tiles and the
+# last K step (a uniform branch; the two paths in one loop cost the 8-subgroup tile a third).
+COOP_CONFIGS = (CoopConfig(128, 128, 64, 2, 4, stages=1, waves=2, whole_only=True),
+                CoopConfig(128, 128, 32, 2, 2, stages=1),
+                CoopConfig(64, 64, 64, 2, 2, stages=1, waves=0))
 
 
 def has_coopmat(dev) -> bool:
@@ -77,11 +87,14 @@ def _coop_configs(dev, trans_a: bool, trans_b: bool) -> list:
             and c.shared_bytes(trans_a, trans_b) <= dev.max_shared_memory]
 
 
-def _coop_config(dev, m: int, n: int, batch: int, trans_a: bool, trans_b: bool) -> CoopConfig:
-    """The largest tile giving at least a wave of workgroups per multiprocessor (else the smallest)."""
+def _coop_config(dev, m: int, n: int, k: int, batch: int, trans_a: bool, trans_b: bool,
+                 a_vec: bool = False, b_vec: bool = False) -> CoopConfig:
+    """The first config that fits: whole where it must be, and enough workgroups (else the last)."""
     fitting = _coop_configs(dev, trans_a, trans_b)
     for cfg in fitting:
-        if math.ceil(m / cfg.bm) * math.ceil(n / cfg.bn) * batch >= dev.multiprocessors:
+        if cfg.whole_only and not cfg.is_whole(m, n, k, a_vec, b_vec):
+            continue
+        if math.ceil(m / cfg.bm) * math.ceil(n / cfg.bn) * batch >= cfg.waves * dev.multiprocessors:
             return cfg
     return fitting[-1]
 
@@ -96,7 +109,7 @@ def check(m: int, n: int, k: int, lda: int, ldc: int, trans_a: bool, trans_b: bo
         return
     dev = runtime.get().device
     nb = math.prod(extents[-mm._MAX_BATCH_RANK:])
-    cfg = _coop_config(dev, m, n, nb, trans_a, trans_b)
+    cfg = _coop_config(dev, m, n, k, nb, trans_a, trans_b)   # the K steps of any config that fits
     mm._k_slices(k, cfg.bk, mm._grid(dev, _tile(cfg), m, n, nb)[1], m, n, nb)
 
 
@@ -154,17 +167,20 @@ def record_coopmat(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda:
                            batch_shape=inner, batch_strides_a=ia, batch_strides_b=ib, batch_strides_c=ic)
         return
     batch = math.prod(extents)
-    cfg = _coop_config(dev, m, n, batch, trans_a, trans_b)
+    # 16-byte vectors of 8 halves where every row starts on one and none straddles the end
+    a_vec = _aligned8(offs[0], lda, *sa, m if trans_a else k)
+    b_vec = _aligned8(offs[1], ldb, *sb, k if trans_b else n)
+    cfg = _coop_config(dev, m, n, k, batch, trans_a, trans_b, a_vec, b_vec)
     defines = {"BM": cfg.bm, "BN": cfg.bn, "BK": cfg.bk, "SG_M": cfg.sg_m, "SG_N": cfg.sg_n,
+               "STAGES": cfg.stages, "WHOLE": int(cfg.is_whole(m, n, k, a_vec, b_vec)),
                "SGS": dev.subgroup_size, "TRANS_A": int(bool(trans_a)), "TRANS_B": int(bool(trans_b)),
-               # 16-byte vectors of 8 halves where every row starts on one and none straddles the end
-               "A_VEC": int(_aligned8(offs[0], lda, *sa, m if trans_a else k)),
-               "B_VEC": int(_aligned8(offs[1], ldb, *sb, k if trans_b else n)),
+               "A_VEC": int(a_vec), "B_VEC": int(b_vec),
                "HAS_BETA": int(beta != 0), "BATCH_RANK": len(extents), **EXTRA_DEFINES}
     groups, trips = mm._grid(dev, _tile(cfg), m, n, batch)
     mm.record_k_slices(SHADER, defines, cfg.threads(dev.subgroup_size), groups, trips, cfg.bk, (a, b, c), offs,
                        m=m, n=n, k=k, lda=lda, ldb=ldb, ldc=ldc, trans_a=trans_a, trans_b=trans_b, alpha=alpha,
-                       beta=beta, group=0, extents=extents, strides=(sa, sb, sc))
+                       beta=beta, group=mm.swizzle_group(cfg, groups, m, n), extents=extents,
+                       strides=(sa, sb, sc))
 
 
 def _aligned8(*vals) -> bool:
