@@ -67,8 +67,11 @@ KEYS = (
         "the channels rounded up to a power of two, 16 to 64 (128 packed from 128 channels; "
         "wgrad16: 16 to 128)",
         "output (wgrad16: input) channels per workgroup tile", valid=_positive),
-    Key("BK", ("f16", "wgrad16"), "a multiple of 16", "32 packed, 16 gathering",
+    Key("BK", ("f16", "wgrad16"), "a multiple of 16", "packed: 64 from 128 channels per group, else 32; 16 gathering",
         "reduction step per stage", valid=_positive),
+    Key("STAGES", ("f16", "wgrad16"), "1 or 2", "f16: 1; wgrad16: 2",
+        "packed kernels: shared copies of the tiles (1: two barriers a step)",
+        valid=lambda v: v in (1, 2)),
     Key("SGM", ("f16", "wgrad16"), "an integer >= 1", "8 subgroups in all (wgrad16: each >= 32 rows)",
         "subgroups along the tile's rows", valid=_positive),
     Key("SGN", ("f16", "wgrad16"), "an integer >= 1", "BN / 32, 1 to 4", "subgroups along the tile's columns",

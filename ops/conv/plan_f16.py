@@ -38,7 +38,7 @@ def plan_coopmat(geom, has_bias: bool, devkey: DeviceKey, cfg_raw: str, budget=N
     packs = tuning.packing_pays(kp, geom.cig)
     packed = cfg.get("path", "packed" if packs else "coopmat") == "packed" and packing_fits(geom, devkey)
     bn = cfg.get("BN", tuning.coopmat_bn(geom.cog, packed))
-    bk = cfg.get("BK", tuning.COOPMAT_BK["packed" if packed else "gather"])
+    bk = cfg.get("BK", tuning.packed_bk(geom.cig) if packed else tuning.COOPMAT_BK["gather"])
     sgn = cfg.get("SGN", max(1, min(4, bn // 32)))
     sgm = cfg.get("SGM", max(1, 8 // sgn))
     bm = cfg.get("BM", tuning.balanced_rows(rows, -(-geom.cog // bn) * geom.groups * nph, sgm,
@@ -46,8 +46,9 @@ def plan_coopmat(geom, has_bias: bool, devkey: DeviceKey, cfg_raw: str, budget=N
                  else tuning.COOPMAT_BM)
     nt = sgm * sgn * sgs
     gather, table_n = (None, 0) if packed else G.gather(geom, cfg, nph, kp, bk)
+    stages = cfg.get("STAGES", tuning.PACKED_STAGES) if packed else 2
     if packed:
-        shared = 2 * bm * (bk // 8 + 1) * 16 + 2 * bk * (bn // 8 + 1) * 16 + sgm * sgn * 1024
+        shared = stages * (bm * (bk // 8 + 1) + bk * (bn // 8 + 1)) * 16 + sgm * sgn * 1024
         loader_ok = nt % (bk // 8) == 0
     else:
         shared = (2 * bk * (bm + 8) * 2 + 2 * bn * (bk + 8) * 2 + sgm * sgn * 1024
@@ -64,6 +65,8 @@ def plan_coopmat(geom, has_bias: bool, devkey: DeviceKey, cfg_raw: str, budget=N
         defines += (("GATHER", G.GATHERS[gather]), ("B_J_FAST", int(G.weight_j_fast(geom, gather))))
         if gather == "table":
             defines += (("TABLE_N", table_n),)
+    if stages != 2:
+        defines += (("STAGES", stages),)
     if nph > 1:
         defines += (("PHASED", 1),)
     ny = -(-geom.cog // bn)
@@ -106,11 +109,12 @@ def plan_wgrad_coopmat(geom, devkey: DeviceKey, cfg_raw: str, budget=None) -> Pl
     width = lambda c: min(128, max(16, 1 << (c - 1).bit_length()))  # noqa: E731
     bm, bn = cfg.get("BM", width(geom.cog)), cfg.get("BN", width(geom.cig))
     bk = cfg.get("BK", tuning.WGRAD16_BK)
+    stages = cfg.get("STAGES", tuning.WGRAD16_STAGES)
     edge = tuning.WGRAD16_SUBGROUP_EDGE
     sgn = cfg.get("SGN", max(1, min(4, bn // edge)))
     sgm = cfg.get("SGM", max(1, min(8 // sgn, bm // edge)))
     nt = sgm * sgn * sgs
-    shared = 2 * bk * (bm // 8 + 1) * 16 + 2 * bk * (bn // 8 + 1) * 16 + sgm * sgn * 1024
+    shared = stages * bk * (bm // 8 + 1 + bn // 8 + 1) * 16 + sgm * sgn * 1024
     if not (all(v % 16 == 0 for v in (bm, bn, bk)) and bm % (16 * sgm) == 0 and bn % (16 * sgn) == 0
             and nt <= max_inv and shared <= max_shared):
         raise ValueError(f"conv float16 backward-weight plan BM={bm} BN={bn} BK={bk} SGM={sgm} SGN={sgn}: need "
@@ -131,6 +135,8 @@ def plan_wgrad_coopmat(geom, devkey: DeviceKey, cfg_raw: str, budget=None) -> Pl
             or not L.finish_fits(budget, geom.weight_size(), splits)):
         return None
     defines = (("BM", bm), ("BN", bn), ("BK", bk), ("SG_M", sgm), ("SG_N", sgn), ("SGS", sgs))
+    if stages != 2:
+        defines += (("STAGES", stages),)
     return Plan(WGRAD16, defines, nt, geom.spec(split_steps, splits), (tiles, geom.kp, geom.groups * splits),
                 splits, geom.flops())
 

@@ -137,6 +137,15 @@ def coopmat_bn(cog: int, packed: bool) -> int:
 # 256 or 64 lost everywhere (53 and 46 for n32 c64).
 COOPMAT_BK = {"packed": 32, "gather": 16}
 COOPMAT_BM = 128
+# The packed kernel keeps one copy of its tiles (STAGES=1) and takes 64 channels a step from 128
+# channels per group on. H200 (docs/bench/2026-11-25/h200-session15-conv-f16-sweep.md), forward /
+# backward-input TFLOP/s: n32 c64 56x56 3x3 two stages BK 32 83 / 85, one stage BK 32 108 / 108,
+# BK 64 100 / 99; n8 c256 28x28 3x3 115 / 112, one stage BK 64 125 / 122, BK 32 101 / 98.
+PACKED_STAGES = 1
+
+
+def packed_bk(cig: int) -> int:
+    return 64 if cig >= 128 else COOPMAT_BK["packed"]
 
 
 def balanced_rows(rows: int, col_tiles: int, sgm: int, multiprocessors: int) -> int:
@@ -160,6 +169,7 @@ def wgrad16_splits(workgroups: int, nsteps: int, multiprocessors: int) -> int:
 # 32 x 32 on a 64 x 64 tile 58 TFLOP/s, 8 of 16 x 32 37); BK 32.
 WGRAD16_SUBGROUP_EDGE = 32
 WGRAD16_BK = 32
+WGRAD16_STAGES = 2
 # conv_coopmat_wgrad_gather.comp's BK; H100, n16 c3 224x224 7x7 stride 2 (147 columns): BK 16
 # 34.4 TFLOP/s, 32 31.4 (132 splits 33.9), float32 kernels on the halves 13.8, cuDNN 25.8.
 WGRAD16_GATHER_BK = 16

@@ -1,4 +1,4 @@
-// The staging of conv_coopmat_packed.comp and conv_coopmat_wgrad.comp: double-buffered shared
+// The staging of conv_coopmat_packed.comp and conv_coopmat_wgrad.comp: STAGES (2, or 1) shared
 // tiles of 16-byte vectors (8 halves), A of A_ROWS x A_COLS halves and B of B_ROWS x B_COLS,
 // row-major, each row padded by one vector against bank conflicts; Regs, one step's share of both
 // tiles per invocation (vector e of A is tile vector t + e * NTHREADS, likewise B); store_step
@@ -16,8 +16,11 @@
 #define A_TILE (A_ROWS * LDA)
 #define B_TILE (B_ROWS * LDB)
 
-shared uvec4 As[2 * A_TILE];
-shared uvec4 Bs[2 * B_TILE];
+#ifndef STAGES
+#define STAGES 2
+#endif
+shared uvec4 As[STAGES * A_TILE];
+shared uvec4 Bs[STAGES * B_TILE];
 
 struct Regs { uvec4 a[AV]; uvec4 b[BV]; };
 
@@ -31,4 +34,34 @@ void store_step(int buf, int t, Regs r) {
         if (idx < B_ROWS * BV_ROW) Bs[buf * B_TILE + (idx / BV_ROW) * LDB + idx % BV_ROW] = r.b[e];
     }
 }
+
+// The reduction over N steps (invocation t, Regs r): LOAD(s) puts step s's operands into r, and
+// MULTIPLY(buf) adds the products of the tiles in shared copy buf. Step s + 1's loads are in
+// flight during step s's products: with two copies one barrier a step, with one copy (the memory
+// saved buys a deeper BK) two.
+#if STAGES == 2
+#define STAGED_STEPS(N, LOAD, MULTIPLY)                          \
+    if ((N) > 0) {                                               \
+        LOAD(0);                                                 \
+        store_step(0, t, r);                                     \
+    }                                                            \
+    barrier();                                                   \
+    LOOP for (int s_ = 0; s_ < (N); ++s_) {                      \
+        if (s_ + 1 < (N)) LOAD(s_ + 1);                          \
+        MULTIPLY(s_ & 1);                                        \
+        if (s_ + 1 < (N)) store_step((s_ + 1) & 1, t, r);        \
+        barrier();                                               \
+    }
+#else
+#define STAGED_STEPS(N, LOAD, MULTIPLY)                          \
+    if ((N) > 0) LOAD(0);                                        \
+    LOOP for (int s_ = 0; s_ < (N); ++s_) {                      \
+        barrier();                                               \
+        store_step(0, t, r);                                     \
+        barrier();                                               \
+        if (s_ + 1 < (N)) LOAD(s_ + 1);                          \
+        MULTIPLY(0);                                             \
+    }                                                            \
+    barrier();
+#endif
 #endif

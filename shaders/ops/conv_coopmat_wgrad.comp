@@ -146,17 +146,9 @@ void main() {
     ACC acc[FM * FN];
     UNROLL for (int i = 0; i < FM * FN; ++i) acc[i] = ACC(0.0);
     Regs r;
-    if (nsteps > 0) {
-        load_step(begin, end, t, g, j0, c0, taps, r);
-        store_step(0, t, r);
-    }
-    barrier();
-    LOOP for (int s = 0; s < nsteps; ++s) {
-        if (s + 1 < nsteps) load_step(begin + (s + 1) * BK, end, t, g, j0, c0, taps, r);
-        multiply(s & 1, sm, sn, acc);
-        if (s + 1 < nsteps) store_step((s + 1) & 1, t, r);
-        barrier();
-    }
+#define LOAD(s) load_step(begin + (s) * BK, end, t, g, j0, c0, taps, r)
+#define MULTIPLY(buf) multiply(buf, sm, sn, acc)
+    STAGED_STEPS(nsteps, LOAD, MULTIPLY)
 
     // Epilogue: fragment (j rows, c columns) into part[split][g][kpos][j][c]: straight from the
     // accumulator when whole and its rows are 16-byte aligned, else through this subgroup's

@@ -523,12 +523,14 @@ def test_float16_forward_and_vjp(rng, case):
 
 
 @pytest.mark.parametrize("config", ["f16.path=coopmat", "f16.BM=64,f16.BN=32,f16.BK=64,f16.SGM=2,f16.SGN=2",
-                                    "f16.BM=96,f16.SGM=2,f16.SGN=2",
-                                    "wgrad16.splits=1", "wgrad16.BM=16,wgrad16.BN=32,wgrad16.BK=16,wgrad16.splits=3"])
+                                    "f16.BM=96,f16.SGM=2,f16.SGN=2", "f16.STAGES=2,f16.BK=32",
+                                    "wgrad16.splits=1", "wgrad16.BM=16,wgrad16.BN=32,wgrad16.BK=16,wgrad16.splits=3",
+                                    "wgrad16.STAGES=1,wgrad16.BK=64"])
 def test_float16_kernel_configs(rng, monkeypatch, config):
     """The cooperative-matrix kernels' other configurations (the gathering kernel on wide
-    channels; small tiles with long steps; 96-row tiles; backward-weight in one split, written directly, and
-    in three splits of short steps), forward and both backward
+    channels; small tiles with long steps; 96-row tiles; the packed forward double-buffered;
+    backward-weight in one split, written directly, in three splits of short steps, and with one
+    copy of its tiles), forward and both backward
     passes; 9 reduction steps of 32 (odd) forward, 3 x 3 phased ones backward. Where the device
     has no cooperative matrices the float32 kernels run, as in the test above."""
     monkeypatch.setenv("VKBACKEND_CONV_CONFIG", config)

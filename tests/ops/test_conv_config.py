@@ -104,7 +104,7 @@ def test_unprefixed_keys_apply_where_declared():
 def test_every_declared_key_parses_where_declared():
     """Each key under each of its prefixes with a value it takes, and refused under the others."""
     sample = {"a power of two": "8", "a power of two >= 4": "8", "an integer >= 1": "3", "1 to 16": "16",
-              "0 or 1": "0", "4 or 8": "4", "2 or 4": "2"}
+              "0 or 1": "0", "4 or 8": "4", "2 or 4": "2", "1 or 2": "1"}
     for key in config.KEYS:
         value = key.words[0] if key.words else sample.get(key.allowed, "16")
         for prefix in config.PREFIXES:
