@@ -4,7 +4,7 @@
 // (row-major) or offset + c * stride + r (column-major), offset and stride in elements of the
 // array (uvec4 vectors of 8 halves for the shared tiles As and Bs, floats for Cs and c1). Slow;
 // matmul_half.py never asks for it (tests/primitives/test_matmul_half.py does).
-// Included after the declarations of As, Bs, Cs, c1 and SGS.
+// Included after the declarations of As, Bs, Cs, c1 (not with OUT_HALF) and SGS.
 #ifndef VK_PRIMITIVES_COOPMAT_EMULATED
 #define VK_PRIMITIVES_COOPMAT_EMULATED
 
@@ -47,12 +47,14 @@ float emu_Bs(EmuFrag f, uint r, uint c) {
 void emu_load_As(out EmuFrag m, uint off, uint stride, uint lay) { m = EmuFrag(off, stride, lay); }
 void emu_load_Bs(out EmuFrag m, uint off, uint stride, uint lay) { m = EmuFrag(off, stride, lay); }
 #define EMU_E(i) (EMU_LANE + (i) * SGS)
+#if !OUT_HALF
 void emu_load_c1(out EmuAcc m, uint off, uint stride, uint lay) {
     [[unroll]] for (uint i = 0u; i < EMU_PER; ++i) m.v[i] = c1[off + emu_index(EMU_E(i) >> 4, EMU_E(i) & 15u, stride, lay)];
 }
 void emu_store_c1(EmuAcc m, uint off, uint stride, uint lay) {
     [[unroll]] for (uint i = 0u; i < EMU_PER; ++i) c1[off + emu_index(EMU_E(i) >> 4, EMU_E(i) & 15u, stride, lay)] = m.v[i];
 }
+#endif
 void emu_store_Cs(EmuAcc m, uint off, uint stride, uint lay) {
     [[unroll]] for (uint i = 0u; i < EMU_PER; ++i) Cs[off + emu_index(EMU_E(i) >> 4, EMU_E(i) & 15u, stride, lay)] = m.v[i];
 }

@@ -12,8 +12,8 @@
 // float16 GEMM on cooperative matrices (VK_KHR_cooperative_matrix, 16 x 16 x 16 float16 products
 // accumulating in float32):  C[b] = alpha * op(A[b]) * op(B[b])  (+ beta * C[b] with HAS_BETA)
 // A, B float16; C float32 (vkbackend/primitives/matmul_half.py rounds it to float16 once, after
-// every K slice). Same matrices, push constants and grid as matmul.comp, whose float16 variants
-// (HALF_IN) run where the device has no cooperative matrices.
+// every K slice), or float16 rounded here (OUT_HALF). Same matrices, push constants and grid as
+// matmul.comp, whose float16 variants (HALF_IN) run where the device has no cooperative matrices.
 //
 // A workgroup computes a BM x BN tile of C: SG_M x SG_N subgroups of SGS invocations, each owning
 // a (BM / SG_M) x (BN / SG_N) block of 16 x 16 float32 accumulators. K is walked in BK steps
@@ -41,10 +41,12 @@
 //   HAS_BETA   read C and add beta * C
 //   STAGES     1 or 2 shared copies of the tiles (above)
 //   WHOLE      M % BM, N % BN, K % BK all 0, A_VEC and B_VEC: loads without bounds tests
+//   OUT_HALF   C is float16, written rounded (packHalf2x16, as astype's cast_half.comp) with no
+//              float32 copy; N, ldc and C's offsets even, HAS_BETA 0, one K slice
 //   BATCH_RANK number of (collapsed) batch dims in push constants (0..4)
 //   COOPMAT_EMULATED  tests only: primitives/coopmat_emulated.glsl stands in for the extension
 //                     (lavapipe has none), so that the rest of this kernel runs there
-// Bindings: 0 A, 1 B (float16), 2 C (float32).
+// Bindings: 0 A, 1 B (float16), 2 C (float32; float16 with OUT_HALF).
 // Push words (matmul.comp's): 0 M, 1 N, 2 K, 3 lda, 4 ldb, 5 ldc, 6 offA, 7 offB, 8 offC
 //   (elements), 9 alpha bits, 10 beta bits, 11 batch count, 12 swizzle group (as matmul.comp's),
 //   then for BATCH_RANK dims: extents, A strides, B strides, C strides (elements; 0 = broadcast).
@@ -53,7 +55,7 @@
 // matmul.py's _k_slices cost model holds for this kernel too.
 
 // @variants TRANS_A=0|1 TRANS_B=0|1 A_VEC=0|1 B_VEC=0|1
-// @variants BM=128 BN=128 BK=64 SG_M=2 SG_N=4 STAGES=1 WHOLE=1 A_VEC=1 B_VEC=1 TRANS_A=0|1 TRANS_B=0|1
+// @variants BM=128 BN=128 BK=64 SG_M=2 SG_N=4 STAGES=1 WHOLE=1 A_VEC=1 B_VEC=1 TRANS_A=0|1 TRANS_B=0|1 OUT_HALF=0|1
 // @variants BM=128 BN=128 SG_M=2 SG_N=2 STAGES=1 TRANS_A=0|1 TRANS_B=0|1 A_VEC=0|1 B_VEC=0|1
 // @variants BK=64 STAGES=1 HAS_BETA=1 BATCH_RANK=2
 #ifndef BM
@@ -95,6 +97,9 @@
 #ifndef STAGES
 #define STAGES 2
 #endif
+#ifndef OUT_HALF
+#define OUT_HALF 0
+#endif
 #ifndef BATCH_RANK
 #define BATCH_RANK 0
 #endif
@@ -111,7 +116,11 @@ layout(std430, binding = 1) restrict readonly buffer B { uvec4 b8[]; };
 #else
 layout(std430, binding = 1) restrict readonly buffer B { float16_t b1[]; };
 #endif
+#if OUT_HALF   // C float16 (its words: two halves each; N, ldc and C's offsets even)
+layout(std430, binding = 2) restrict writeonly buffer C { uint c2[]; };
+#else
 layout(std430, binding = 2) restrict buffer C { float c1[]; };
+#endif
 
 #define NSUBGROUPS (SG_M * SG_N)
 #define NT (NSUBGROUPS * SGS)   // invocations per workgroup (== WG_SIZE)
@@ -282,6 +291,19 @@ void multiply(uint buf, uint sm, uint sn, inout ACC acc[FM * FN]) {
 
 // Fragment `acc` (rows r0.., columns c0.. of C) into C as alpha * acc (+ beta * C).
 void store_fragment(ACC acc, uint sg, uint lane, uint r0, uint c0, float alpha, float beta) {
+#if OUT_HALF   // through the scratch, two neighbours a word, rounded as the cast of a float32 C is
+    coopMatStore(acc, Cs, sg * 256u, 16u, gl_CooperativeMatrixLayoutRowMajor);
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
+    [[unroll]] for (uint s = 0u; s < 128u / SGS; ++s) {
+        uint e = 2u * (lane + s * SGS);
+        uint r = r0 + (e >> 4), c = c0 + (e & 15u);
+        if (r < M && c < N)
+            c2[(c_base + r * ldc + c) >> 1] = packHalf2x16(vec2(alpha * Cs[sg * 256u + e], alpha * Cs[sg * 256u + e + 1u]));
+    }
+    subgroupBarrier();
+    return;
+#else
     if (r0 + 16u <= M && c0 + 16u <= N && c_base % 4u == 0u && ldc % 4u == 0u) {
         ACC v = acc_scale(acc, alpha);
 #if HAS_BETA
@@ -308,6 +330,7 @@ void store_fragment(ACC acc, uint sg, uint lane, uint r0, uint c0, float alpha, 
         }
     }
     subgroupBarrier();  // the scratch is read before the next fragment overwrites it
+#endif
 }
 
 void main() {

@@ -13,7 +13,7 @@ from vkbackend.primitives import launch
 from vkbackend.primitives import matmul as mm
 from vkbackend.primitives import matmul_half as mh
 
-from tests.conftest import h200_like, no_gpu_work
+from tests.conftest import assert_rounded_once, h200_like, kernels_asked, no_gpu_work
 
 U32 = 2.0 ** -24   # float32 unit roundoff
 
@@ -306,7 +306,7 @@ def test_coopmat_shader_compiles():
                     defines = {"BM": cfg.bm, "BN": cfg.bn, "BK": cfg.bk, "SG_M": cfg.sg_m, "SG_N": cfg.sg_n,
                                "STAGES": cfg.stages, "WHOLE": whole, "SGS": 32, "TRANS_A": ta, "TRANS_B": tb,
                                "A_VEC": ta | whole, "B_VEC": (1 - tb) | whole, "HAS_BETA": ta ^ tb,
-                               "BATCH_RANK": 2 * ta}
+                               "OUT_HALF": 1 - (ta ^ tb), "BATCH_RANK": 2 * ta}
                     assert compiler.compile_shader(mh.SHADER, defines)
 
 
@@ -332,13 +332,34 @@ def test_coopmat_tiles(m, k, n, batch):
         check_matmul(got.numpy(), a, b)
 
 
+@pytest.mark.parametrize("m,k,n,batch", [
+    (128, 64, 128, 300), (130, 72, 70, 3), (1000, 512, 1000, 1), (33, 17, 2, 2), (16, 40, 15, 1),
+])
+def test_coopmat_float16_output_is_the_float32_product_rounded(monkeypatch, m, k, n, batch):
+    """The kernel writes a float16 result itself (OUT_HALF, even rows) bit for bit as numpy rounds
+    the same kernel's float32 result (gemm into a float32 c); odd rows go through a float32 array."""
+    dev = runtime.get().device
+    if not mh.has_coopmat(dev):
+        pytest.skip(NO_COOPMAT)
+    rng = np.random.default_rng(m + k + n)
+    va, vb = vk.asarray(f16(rng, (batch, m, k))), vk.asarray(f16(rng, (batch, k, n)))
+    asked = kernels_asked(monkeypatch)
+    got = vk.matmul(va, vb).numpy()
+    assert any(s == mh.SHADER and d.get("OUT_HALF") for s, d in asked) == (n % 2 == 0), asked
+    c = vk.zeros((batch, m, n), np.float32)
+    want = vk.gemm(va, vb, c=c).numpy().astype(np.float16)
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
+
+
 # -- the cooperative-matrix kernel's own logic on lavapipe, the extension emulated ----------------
 @pytest.mark.slow
-@pytest.mark.parametrize("m,k,n,trans_b,beta", [(17, 33, 15, False, 0.0), (64, 64, 64, True, 0.5)])
+@pytest.mark.parametrize("m,k,n,trans_b,beta", [(17, 33, 15, False, 0.0), (64, 64, 64, True, 0.5),
+                                                 (18, 40, 34, False, None)])   # None: a float16 result
 def test_coopmat_kernel_emulated(request, monkeypatch, m, k, n, trans_b, beta):
     """matmul_coopmat.comp with primitives/coopmat_emulated.glsl standing in for the extension:
-    its staging, tiling, bounds, alpha/beta and both stores (through the scratch: edge tiles; direct:
-    whole fragments) against numpy. Opt-in (pytest -m slow): lavapipe takes ~4 minutes to compile
+    its staging, tiling, bounds, alpha/beta and its stores (through the scratch: edge tiles and
+    float16 results; direct: whole fragments) against numpy. Opt-in (pytest -m slow): lavapipe takes ~4 minutes to compile
     each variant, and the emulation's loops count against a loop budget."""
     if "slow" not in (request.config.getoption("-m") or ""):
         pytest.skip("opt-in: lavapipe compiles each emulated variant in ~4 minutes; run with -m slow")
@@ -350,6 +371,11 @@ def test_coopmat_kernel_emulated(request, monkeypatch, m, k, n, trans_b, beta):
     rng = np.random.default_rng(m + n)
     a, b = f16(rng, (m, k)), f16(rng, (n, k) if trans_b else (k, n))
     opb = b.T if trans_b else b
+    if beta is None:   # the kernel rounds to float16 itself (OUT_HALF)
+        got = vk.gemm(vk.asarray(a), vk.asarray(b), trans_b=trans_b, alpha=2.0).numpy()
+        assert got.dtype == np.float16
+        assert_rounded_once(got, 2.0 * ref(a, opb), slack=2 * k * U32 * 2.0 * ref(np.abs(a), np.abs(opb)))
+        return
     c_host = rng.standard_normal((m, n)).astype(np.float32)
     c = vk.asarray(c_host)
     vk.gemm(vk.asarray(a), vk.asarray(b), trans_b=trans_b, alpha=2.0, beta=beta, c=c)

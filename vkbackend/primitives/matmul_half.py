@@ -122,14 +122,21 @@ def product(A: Array, B: Array, out_shape: tuple, *, c: Array | None = None, m: 
             lda: int, ldb: int, trans_a: bool = False, trans_b: bool = False, alpha: float = 1.0,
             beta: float = 0.0, batch_shape=(), strides=((), (), ())) -> Array:
     """alpha * op(A) @ op(B) (+ beta * c) for float16 A, B (contiguous (..., rows, ld), batch strides
-    in halves). c None: a new float16 array of out_shape, summed in a float32 one and rounded once
-    (beta must be 0); else c (float32) updated in place and returned."""
+    in halves). c None: a new float16 array of out_shape, summed in float32 and rounded once (beta
+    must be 0): by the cooperative-matrix kernel itself where it can (one K slice, an even row
+    length), else through a float32 array; else c (float32) updated in place and returned."""
     if c is not None:
         _record(A, B, c, m=m, n=n, k=k, lda=lda, ldb=ldb, trans_a=trans_a, trans_b=trans_b,
                 alpha=alpha, beta=beta, batch_shape=batch_shape, strides=strides)
         return c
     if math.prod(out_shape) == 0:
         return Array.empty(out_shape, dtypes.float16)
+    if path() == "coopmat" and n % 2 == 0 and launch.loop_budget() is None:
+        out = Array.empty(out_shape, dtypes.float16)
+        record_coopmat(A, B, out, m=m, n=n, k=k, lda=lda, ldb=ldb, ldc=n, trans_a=trans_a, trans_b=trans_b,
+                       alpha=alpha, batch_shape=batch_shape, batch_strides_a=strides[0],
+                       batch_strides_b=strides[1], batch_strides_c=strides[2], out_half=True)
+        return out
     work = Array.empty(out_shape, dtypes.float32)
     _record(A, B, work, m=m, n=n, k=k, lda=lda, ldb=ldb, trans_a=trans_a, trans_b=trans_b,
             alpha=alpha, beta=0.0, batch_shape=batch_shape, strides=strides)
@@ -151,10 +158,12 @@ def _record(A, B, C, *, m, n, k, lda, ldb, trans_a, trans_b, alpha, beta, batch_
 def record_coopmat(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda: int, ldb: int, ldc: int,
                    offset_a: int | None = None, offset_b: int | None = None, offset_c: int | None = None,
                    trans_a: bool = False, trans_b: bool = False, alpha: float = 1.0, beta: float = 0.0,
-                   batch_shape=(), batch_strides_a=(), batch_strides_b=(), batch_strides_c=()) -> None:
+                   batch_shape=(), batch_strides_a=(), batch_strides_b=(), batch_strides_c=(),
+                   out_half: bool = False) -> None:
     """matmul.record_gemm's contract (float16 a, b; float32 c; offsets in elements) on
     matmul_coopmat.comp: batch dims past the push constants' four recorded one by one, K cut into
-    slices (the later ones adding into C) where the loop budget asks for it."""
+    slices (the later ones adding into C) where the loop budget asks for it. out_half: c is
+    float16, written rounded (OUT_HALF: ldc and c's offsets even, beta 0, no loop budget)."""
     dev = runtime.get().device
     if m == 0 or n == 0 or math.prod(batch_shape) == 0:
         return
@@ -164,7 +173,8 @@ def record_coopmat(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda:
         for (oa, ob, oc), inner, (ia, ib, ic) in mm.outer_batches(extents, (sa, sb, sc), offs):
             record_coopmat(a, b, c, m=m, n=n, k=k, lda=lda, ldb=ldb, ldc=ldc, offset_a=oa, offset_b=ob,
                            offset_c=oc, trans_a=trans_a, trans_b=trans_b, alpha=alpha, beta=beta,
-                           batch_shape=inner, batch_strides_a=ia, batch_strides_b=ib, batch_strides_c=ic)
+                           batch_shape=inner, batch_strides_a=ia, batch_strides_b=ib, batch_strides_c=ic,
+                           out_half=out_half)
         return
     batch = math.prod(extents)
     # 16-byte vectors of 8 halves where every row starts on one and none straddles the end
@@ -176,6 +186,10 @@ def record_coopmat(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda:
                "SGS": dev.subgroup_size, "TRANS_A": int(bool(trans_a)), "TRANS_B": int(bool(trans_b)),
                "A_VEC": int(a_vec), "B_VEC": int(b_vec),
                "HAS_BETA": int(beta != 0), "BATCH_RANK": len(extents), **EXTRA_DEFINES}
+    if out_half:
+        assert beta == 0 and ldc % 2 == 0 and offs[2] % 2 == 0 and all(s % 2 == 0 for s in sc), \
+            "OUT_HALF writes whole words: even ldc and offsets, no beta"
+        defines["OUT_HALF"] = 1
     groups, trips = mm._grid(dev, _tile(cfg), m, n, batch)
     mm.record_k_slices(SHADER, defines, cfg.threads(dev.subgroup_size), groups, trips, cfg.bk, (a, b, c), offs,
                        m=m, n=n, k=k, lda=lda, ldb=ldb, ldc=ldc, trans_a=trans_a, trans_b=trans_b, alpha=alpha,
