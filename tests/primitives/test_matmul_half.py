@@ -294,6 +294,11 @@ def test_coopmat_planning():
     assert mh._coop_config(fake, 4096, 4096, 4096, 1, False, False, False, True) == ragged
     assert mh._coop_config(fake, 4096, 4096, 4000, 1, False, False, True, True) == ragged
     assert mh._coop_config(fake, 64, 64, 64, 1, False, False, True, True) == mh.COOP_CONFIGS[-1]
+    # a product whole but for M: its whole row tiles on the big tile, the rest after
+    assert mh._whole_rows(fake, 2200, 2304, 128, 1, False, False, True, True) == 2176
+    assert mh._whole_rows(fake, 2200, 2300, 128, 1, False, False, True, True) == 0    # N ragged too
+    assert mh._whole_rows(fake, 2200, 2304, 128, 1, False, False, False, True) == 0   # A not in vectors
+    assert mh._whole_rows(fake, 300, 2304, 128, 1, False, False, True, True) == 0     # too few tiles
 
 
 def test_coopmat_shader_compiles():
@@ -317,6 +322,7 @@ def test_coopmat_shader_compiles():
     (128, 64, 64, 200),     # 200 tiles: the middle tile, whole along M and N, not K
     (256, 96, 192, 1), (130, 72, 70, 3), (16, 16, 16, 1), (48, 40, 80, 2), (1000, 512, 1000, 1),
     (2000, 136, 1992, 1),   # ragged tiles swizzled, whole ones among them (their loads unchecked)
+    (2200, 128, 2304, 1),   # whole but for M: 2176 rows on the whole-only tile, 24 after
 ])
 def test_coopmat_tiles(m, k, n, batch):
     dev = runtime.get().device
@@ -332,8 +338,21 @@ def test_coopmat_tiles(m, k, n, batch):
         check_matmul(got.numpy(), a, b)
 
 
+def test_coopmat_ragged_rows_over_a_shared_b():
+    """A batch over one B made one taller matrix (3 x 800 rows), whole but for M: split in two."""
+    dev = runtime.get().device
+    if not mh.has_coopmat(dev):
+        pytest.skip(NO_COOPMAT)
+    rng = np.random.default_rng(11)
+    a, b = f16(rng, (3, 800, 64)), f16(rng, (64, 2048))
+    check_matmul(vk.matmul(vk.asarray(a), vk.asarray(b)).numpy(), a, b)
+    at = np.ascontiguousarray(np.swapaxes(a, 1, 2))
+    check_matmul(vk.gemm(vk.asarray(at), vk.asarray(b), trans_a=True).numpy(), a, b)
+
+
 @pytest.mark.parametrize("m,k,n,batch", [
     (128, 64, 128, 300), (130, 72, 70, 3), (1000, 512, 1000, 1), (33, 17, 2, 2), (16, 40, 15, 1),
+    (2200, 128, 2304, 1),
 ])
 def test_coopmat_float16_output_is_the_float32_product_rounded(monkeypatch, m, k, n, batch):
     """The kernel writes a float16 result itself (OUT_HALF, even rows) bit for bit as numpy rounds
