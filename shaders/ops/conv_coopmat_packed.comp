@@ -22,7 +22,7 @@
 // global loads of step s + 1 are in flight during the products of step s. (H100: two steps in
 // flight, in a second register set, ran 8-11 % slower.)
 // Defines: BM, BN (multiples of 16 per subgroup), BK (a multiple of 16), SG_M, SG_N, SGS,
-// STAGES (ops/conv_coopmat_stage.glsl: 2 double-buffers the tiles as above, 1 does not), PHASED
+// STAGES (lib/staged_steps.glsl: 2 double-buffers the tiles as above, 1 does not), PHASED
 // (conv_gemm_view.glsl), HAS_BIAS.
 // Bindings: 0 xp (uvec4), 1 wp (uvec4), 2 b (a dummy without bias), 3 y.
 // Push: xp, wp (element offsets, multiples of 8), b, y element offsets.
@@ -152,8 +152,9 @@ void main() {
 
         Regs r;
 #define LOAD(s) load_step(s, t, g, j0, r)
+#define STORE(buf) store_step(buf, t, r)
 #define MULTIPLY(buf) multiply(buf, sm, sn, acc)
-        STAGED_STEPS(nsteps, LOAD, MULTIPLY)
+        STAGED_STEPS(nsteps, LOAD, STORE, MULTIPLY)
         UNROLL for (int i = 0; i < FM; ++i)
             UNROLL for (int j = 0; j < FN; ++j)
                 store_fragment(acc[i * FN + j], sg, lane, m0 + sm * WTM + i * 16, j0 + sn * WTN + j * 16, g);

@@ -16,9 +16,9 @@
 #define A_TILE (A_ROWS * LDA)
 #define B_TILE (B_ROWS * LDB)
 
-#ifndef STAGES
-#define STAGES 2
-#endif
+#define STAGED_LOOP LOOP
+#include "lib/staged_steps.glsl"   // STAGES (default 2) and the reduction loop, STAGED_STEPS
+
 shared uvec4 As[STAGES * A_TILE];
 shared uvec4 Bs[STAGES * B_TILE];
 
@@ -35,33 +35,4 @@ void store_step(int buf, int t, Regs r) {
     }
 }
 
-// The reduction over N steps (invocation t, Regs r): LOAD(s) puts step s's operands into r, and
-// MULTIPLY(buf) adds the products of the tiles in shared copy buf. Step s + 1's loads are in
-// flight during step s's products: with two copies one barrier a step, with one copy (the memory
-// saved buys a deeper BK) two.
-#if STAGES == 2
-#define STAGED_STEPS(N, LOAD, MULTIPLY)                          \
-    if ((N) > 0) {                                               \
-        LOAD(0);                                                 \
-        store_step(0, t, r);                                     \
-    }                                                            \
-    barrier();                                                   \
-    LOOP for (int s_ = 0; s_ < (N); ++s_) {                      \
-        if (s_ + 1 < (N)) LOAD(s_ + 1);                          \
-        MULTIPLY(s_ & 1);                                        \
-        if (s_ + 1 < (N)) store_step((s_ + 1) & 1, t, r);        \
-        barrier();                                               \
-    }
-#else
-#define STAGED_STEPS(N, LOAD, MULTIPLY)                          \
-    if ((N) > 0) LOAD(0);                                        \
-    LOOP for (int s_ = 0; s_ < (N); ++s_) {                      \
-        barrier();                                               \
-        store_step(0, t, r);                                     \
-        barrier();                                               \
-        if (s_ + 1 < (N)) LOAD(s_ + 1);                          \
-        MULTIPLY(0);                                             \
-    }                                                            \
-    barrier();
-#endif
 #endif

@@ -147,8 +147,9 @@ void main() {
     UNROLL for (int i = 0; i < FM * FN; ++i) acc[i] = ACC(0.0);
     Regs r;
 #define LOAD(s) load_step(begin + (s) * BK, end, t, g, j0, c0, taps, r)
+#define STORE(buf) store_step(buf, t, r)
 #define MULTIPLY(buf) multiply(buf, sm, sn, acc)
-    STAGED_STEPS(nsteps, LOAD, MULTIPLY)
+    STAGED_STEPS(nsteps, LOAD, STORE, MULTIPLY)
 
     // Epilogue: fragment (j rows, c columns) into part[split][g][kpos][j][c]: straight from the
     // accumulator when whole and its rows are 16-byte aligned, else through this subgroup's

@@ -9,6 +9,8 @@
 #endif
 #include "lib/common.glsl"
 #include "lib/tile_order.glsl"
+#define STAGED_INDEX uint
+#include "lib/staged_steps.glsl"   // STAGES (default 2) and the reduction loop, STAGED_STEPS
 // float16 GEMM on cooperative matrices (VK_KHR_cooperative_matrix, 16 x 16 x 16 float16 products
 // accumulating in float32):  C[b] = alpha * op(A[b]) * op(B[b])  (+ beta * C[b] with HAS_BETA)
 // A, B float16; C float32 (vkbackend/primitives/matmul_half.py rounds it to float16 once, after
@@ -93,9 +95,6 @@
 #endif
 #ifndef WHOLE
 #define WHOLE 0
-#endif
-#ifndef STAGES
-#define STAGES 2
 #endif
 #ifndef OUT_HALF
 #define OUT_HALF 0
@@ -367,30 +366,10 @@ void main() {
                 [[unroll]] for (uint f = 0u; f < FM * FN; ++f) acc[f] = acc_zero();
 
                 Regs rg;
-#if STAGES == 2
-                if (nk > 0u) {
-                    load_step(0u, m0, n0, tid, rg, edge_tile);
-                    store_step(0u, tid, rg);
-                }
-                barrier();
-                for (uint t = 0u; t < nk; ++t) {
-                    bool more = t + 1u < nk;
-                    if (more) load_step((t + 1u) * BK, m0, n0, tid, rg, edge_tile);
-                    multiply(t & 1u, sm, sn, acc);
-                    if (more) store_step((t + 1u) & 1u, tid, rg);
-                    barrier();
-                }
-#else   // one stage: half the shared memory, two barriers a step
-                if (nk > 0u) load_step(0u, m0, n0, tid, rg, edge_tile);
-                for (uint t = 0u; t < nk; ++t) {
-                    barrier();
-                    store_step(0u, tid, rg);
-                    barrier();
-                    if (t + 1u < nk) load_step((t + 1u) * BK, m0, n0, tid, rg, edge_tile);
-                    multiply(0u, sm, sn, acc);
-                }
-                barrier();
-#endif
+#define LOAD(s) load_step((s) * BK, m0, n0, tid, rg, edge_tile)
+#define STORE(buf) store_step(buf, tid, rg)
+#define MULTIPLY(buf) multiply(buf, sm, sn, acc)
+                STAGED_STEPS(nk, LOAD, STORE, MULTIPLY)
                 [[unroll]] for (uint i = 0u; i < FM; ++i)
                     [[unroll]] for (uint j = 0u; j < FN; ++j)
                         store_fragment(acc[i * FN + j], sg, lane, m0 + sm * WTM + i * 16u,
