@@ -16,6 +16,7 @@ import functools
 from . import config, geometry as G, loops as L, tuning
 from .kernels import COOPMAT, PACKED, WGRAD16, WGRAD16_GATHER, DeviceKey, Plan
 from ...primitives.launch import LoopBudgetError
+from ...primitives.matmul_half import staged_tile_bytes
 
 
 def packing_fits(geom, devkey: DeviceKey) -> bool:
@@ -48,7 +49,7 @@ def plan_coopmat(geom, has_bias: bool, devkey: DeviceKey, cfg_raw: str, budget=N
     gather, table_n = (None, 0) if packed else G.gather(geom, cfg, nph, kp, bk)
     stages = cfg.get("STAGES", tuning.PACKED_STAGES) if packed else 2
     if packed:
-        shared = stages * (bm * (bk // 8 + 1) + bk * (bn // 8 + 1)) * 16 + sgm * sgn * 1024
+        shared = staged_tile_bytes(stages, (bm, bk), (bk, bn), sgm * sgn)
         loader_ok = nt % (bk // 8) == 0
     else:
         shared = (2 * bk * (bm + 8) * 2 + 2 * bn * (bk + 8) * 2 + sgm * sgn * 1024
@@ -114,7 +115,7 @@ def plan_wgrad_coopmat(geom, devkey: DeviceKey, cfg_raw: str, budget=None) -> Pl
     sgn = cfg.get("SGN", max(1, min(4, bn // edge)))
     sgm = cfg.get("SGM", max(1, min(8 // sgn, bm // edge)))
     nt = sgm * sgn * sgs
-    shared = stages * bk * (bm // 8 + 1 + bn // 8 + 1) * 16 + sgm * sgn * 1024
+    shared = staged_tile_bytes(stages, (bk, bm), (bk, bn), sgm * sgn)
     if not (all(v % 16 == 0 for v in (bm, bn, bk)) and bm % (16 * sgm) == 0 and bn % (16 * sgn) == 0
             and nt <= max_inv and shared <= max_shared):
         raise ValueError(f"conv float16 backward-weight plan BM={bm} BN={bn} BK={bk} SGM={sgm} SGN={sgn}: need "

@@ -32,6 +32,14 @@ _HALF_IN = {"storage16": 1, "packed": 2}
 EXTRA_DEFINES: dict = {}
 
 
+def staged_tile_bytes(stages: int, a_tile: tuple, b_tile: tuple, subgroups: int) -> int:
+    """Shared memory of a kernel staging float16 tiles (lib/staged_steps.glsl: this module's and the
+    packed convolutions'): `stages` copies of A and B ((rows, halves) each, every row padded by one
+    16-byte vector against bank conflicts) and a 16 x 16 float32 scratch per subgroup."""
+    padded = sum(rows * (cols // 8 + 1) for rows, cols in (a_tile, b_tile))
+    return stages * 16 * padded + subgroups * 1024
+
+
 @dataclass(frozen=True)
 class CoopConfig:
     """matmul_coopmat.comp's tile: BM x BN of C per workgroup, K in BK steps, SG_M x SG_N subgroups,
@@ -50,10 +58,9 @@ class CoopConfig:
         return self.sg_m * self.sg_n * sgs
 
     def shared_bytes(self, trans_a: bool, trans_b: bool) -> int:
-        """STAGES copies of both tiles (rows padded by one 16-byte vector) and the C scratch."""
-        ar, ac = (self.bk, self.bm) if trans_a else (self.bm, self.bk)
-        br, bc = (self.bn, self.bk) if trans_b else (self.bk, self.bn)
-        return self.stages * 16 * (ar * (ac // 8 + 1) + br * (bc // 8 + 1)) + self.sg_m * self.sg_n * 1024
+        a_tile = (self.bk, self.bm) if trans_a else (self.bm, self.bk)
+        b_tile = (self.bn, self.bk) if trans_b else (self.bk, self.bn)
+        return staged_tile_bytes(self.stages, a_tile, b_tile, self.sg_m * self.sg_n)
 
     def is_whole(self, m: int, n: int, k: int, a_vec: bool, b_vec: bool) -> bool:
         return a_vec and b_vec and m % self.bm == 0 and n % self.bn == 0 and k % self.bk == 0
@@ -125,26 +132,22 @@ def product(A: Array, B: Array, out_shape: tuple, *, c: Array | None = None, m: 
     in halves). c None: a new float16 array of out_shape, summed in float32 and rounded once (beta
     must be 0): by the cooperative-matrix kernel itself where it can (one K slice, an even row
     length), else through a float32 array; else c (float32) updated in place and returned."""
+    kind = path()
     if c is not None:
-        _record(A, B, c, m=m, n=n, k=k, lda=lda, ldb=ldb, trans_a=trans_a, trans_b=trans_b,
+        _record(kind, A, B, c, m=m, n=n, k=k, lda=lda, ldb=ldb, trans_a=trans_a, trans_b=trans_b,
                 alpha=alpha, beta=beta, batch_shape=batch_shape, strides=strides)
         return c
     if math.prod(out_shape) == 0:
         return Array.empty(out_shape, dtypes.float16)
-    if path() == "coopmat" and n % 2 == 0 and launch.loop_budget() is None:
-        out = Array.empty(out_shape, dtypes.float16)
-        record_coopmat(A, B, out, m=m, n=n, k=k, lda=lda, ldb=ldb, ldc=n, trans_a=trans_a, trans_b=trans_b,
-                       alpha=alpha, batch_shape=batch_shape, batch_strides_a=strides[0],
-                       batch_strides_b=strides[1], batch_strides_c=strides[2], out_half=True)
-        return out
-    work = Array.empty(out_shape, dtypes.float32)
-    _record(A, B, work, m=m, n=n, k=k, lda=lda, ldb=ldb, trans_a=trans_a, trans_b=trans_b,
-            alpha=alpha, beta=0.0, batch_shape=batch_shape, strides=strides)
-    return work.astype(dtypes.float16)
+    direct = kind == "coopmat" and n % 2 == 0 and launch.loop_budget() is None
+    out = Array.empty(out_shape, dtypes.float16 if direct else dtypes.float32)
+    _record(kind, A, B, out, m=m, n=n, k=k, lda=lda, ldb=ldb, trans_a=trans_a, trans_b=trans_b,
+            alpha=alpha, beta=0.0, batch_shape=batch_shape, strides=strides, out_half=direct)
+    return out if direct else out.astype(dtypes.float16)
 
 
-def _record(A, B, C, *, m, n, k, lda, ldb, trans_a, trans_b, alpha, beta, batch_shape, strides) -> None:
-    kind = path()
+def _record(kind, A, B, C, *, m, n, k, lda, ldb, trans_a, trans_b, alpha, beta, batch_shape, strides,
+            out_half: bool = False) -> None:
     if kind != "coopmat":
         mm.record_gemm(A, B, C, m=m, n=n, k=k, lda=lda, ldb=ldb, ldc=n, trans_a=trans_a, trans_b=trans_b,
                        alpha=alpha, beta=beta, batch_shape=batch_shape, batch_strides_a=strides[0],
@@ -152,7 +155,7 @@ def _record(A, B, C, *, m, n, k, lda, ldb, trans_a, trans_b, alpha, beta, batch_
         return
     record_coopmat(A, B, C, m=m, n=n, k=k, lda=lda, ldb=ldb, ldc=n, trans_a=trans_a, trans_b=trans_b,
                    alpha=alpha, beta=beta, batch_shape=batch_shape, batch_strides_a=strides[0],
-                   batch_strides_b=strides[1], batch_strides_c=strides[2])
+                   batch_strides_b=strides[1], batch_strides_c=strides[2], out_half=out_half)
 
 
 def record_coopmat(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda: int, ldb: int, ldc: int,
