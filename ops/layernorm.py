@@ -6,7 +6,7 @@
     dx, dweight = vk.rms_norm_vjp(x, weight, cotangent, normalized_shape, eps=None)
 
 x is normalized over its trailing dims `normalized_shape`; every leading dim is a row. float32,
-float32 accumulation; float16 arrays (x, weight, bias, cotangent, each its own) are converted to
+float32 accumulation; float16 and bfloat16 arrays (x, weight, bias, cotangent, each its own) are converted to
 float32 first and each result rounded once to its input's dtype (y and dx x's, dweight weight's,
 dbias bias's), as torch's half layer norm computes in float32. With a float64 array among them
 everything is converted to float64 and computed in it by the same kernels' float64 variants,
@@ -112,17 +112,17 @@ def plan(d: int, vec4: bool, backward: bool, dev=None, f64: bool = False) -> Pla
 
 
 # ----------------------------------------------------------------------------- validation
-_FLOATS = (dtypes.float32, dtypes.float16, dtypes.float64)
+_FLOATS = (dtypes.float32, dtypes.float16, dtypes.bfloat16, dtypes.float64)
 
 
 def _float_operand(obj, name: str, fn: str):
-    """operand(obj) (host data kept, uploaded once every argument is checked), float32, float16
-    or float64: a vk.Array or numpy data already (numpy's float64 held as float32, as asarray
+    """operand(obj) (host data kept, uploaded once every argument is checked), float32, float16,
+    bfloat16 or float64: a vk.Array or numpy data already (numpy's float64 held as float32, as asarray
     does), or Python floats (a list or a number, uploaded as float32)."""
     x = operand(obj, fn, name, host="keep", half=True, wide=True)
     held = held_dtype(x)
     if held not in _FLOATS:
-        raise TypeError(f"{fn}: {name} must be float32, float64 or float16, got {held}")
+        raise TypeError(f"{fn}: {name} must be float32, float64, float16 or bfloat16, got {held}")
     return x
 
 
@@ -159,7 +159,7 @@ _NO_COTANGENT = object()
 
 
 def _check(fn, x, normalized_shape, params: dict, cotangent=_NO_COTANGENT):
-    """Validate everything, then upload host inputs, float16 converted to float32. Returns (x, ns,
+    """Validate everything, then upload host inputs, the halves converted to float32. Returns (x, ns,
     params, cotangent, the dtypes each result takes: {'x': x's, and each param's})."""
     ns = _normalized_shape(normalized_shape, fn)
     x = _float_operand(x, "x", fn)
@@ -186,7 +186,7 @@ def _check(fn, x, normalized_shape, params: dict, cotangent=_NO_COTANGENT):
     out_dtypes = {n: None if v is None else held_dtype(v) for n, v in {"x": x, **checked}.items()}
     held = [held_dtype(v) for v in (x, *checked.values(), cotangent) if v is not None]
     compute = dtypes.float64 if dtypes.float64 in held else dtypes.float32
-    up = lambda a: None if a is None else asarray(a, compute)  # noqa: E731 (float16 converted)
+    up = lambda a: None if a is None else asarray(a, compute)  # noqa: E731 (halves converted)
     return up(x), ns, {n: up(v) for n, v in checked.items()}, up(cotangent), out_dtypes
 
 

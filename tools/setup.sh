@@ -201,10 +201,10 @@ if [ ! -x "$PY" ]; then
   echo "setup: creating .venv"
   "${PYTHON:-python3}" -m venv .venv
 fi
-if ! "$PY" -c 'import numpy, pytest, hypothesis, setuptools, wheel; assert int(numpy.__version__.split(".")[0]) >= 2' 2>/dev/null; then
-  echo "setup: installing numpy 2, pytest, hypothesis into .venv"
+if ! "$PY" -c 'import numpy, ml_dtypes, pytest, hypothesis, setuptools, wheel; assert int(numpy.__version__.split(".")[0]) >= 2' 2>/dev/null; then
+  echo "setup: installing numpy 2, ml_dtypes (bfloat16), pytest, hypothesis into .venv"
   "$PY" -m pip install -q --upgrade pip
-  "$PY" -m pip install -q "numpy>=2" pytest hypothesis "setuptools>=68" wheel
+  "$PY" -m pip install -q "numpy>=2" "ml_dtypes>=0.5" pytest hypothesis "setuptools>=68" wheel
 fi
 # The array API conformance suite (tools/array_api_tests.sh; its requirements.txt): a recent
 # hypothesis, ndindex, and pytest-json-report (its conftest.py imports it).

@@ -9,7 +9,7 @@ from .array import Array
 from .runtime.compiler import CompileError
 from .runtime.devices import Device, DeviceError
 from .primitives.launch import LoopBudgetError
-from .dtypes import bool_, float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64
+from .dtypes import bfloat16, bool_, float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64
 from .primitives.creation import (arange, array, asarray, empty, empty_like, full, full_like, ones,
                                   ones_like, zeros, zeros_like)
 from .primitives.elementwise import (abs, absolute, acos, acosh, add, arccos, arccosh, arcsin,

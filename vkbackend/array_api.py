@@ -5,8 +5,8 @@ vkbackend has under numpy's names (cumulative_sum and cumulative_prod over vk.cu
 
 The dtypes are the standard's bool, int8-int64, uint8-uint64, float32 and float64 (numpy dtype
 objects, as vk.float32 is np.dtype('float32')), those the device has the features for (the
-inspection namespace lists them); float16 (vk.float16) is outside the standard's set; there is no
-complex type.
+inspection namespace lists them); float16 (vk.float16) and bfloat16 (vk.bfloat16, ml_dtypes')
+are outside the standard's set; there is no complex type.
 """
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import math
 import numbers
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
 
 from . import dtypes, runtime
@@ -148,13 +149,13 @@ def _info_dtype(value, name: str) -> np.dtype:
 
 
 def finfo(type, /) -> finfo_object:
-    """Machine limits of float32, float64 (or float16, the held type), as Python floats. Another
-    dtype: ValueError, as numpy's for a dtype that is not floating-point."""
+    """Machine limits of float32, float64 (or float16 and bfloat16, the held types), as Python
+    floats. Another dtype: ValueError, as numpy's for a dtype that is not floating-point."""
     d = _info_dtype(type, "finfo")
-    if d not in _FLOATS + (dtypes.float16,):
+    if d not in _FLOATS + dtypes.HALVES:
         raise ValueError(f"finfo: expected a floating-point dtype vkbackend has (float32, float64, or float16 "
-                         f"held), got {d}")
-    f = np.finfo(d)
+                         f"and bfloat16 held), got {d}")
+    f = ml_dtypes.finfo(d) if d == dtypes.bfloat16 else np.finfo(d)
     return finfo_object(int(f.bits), float(f.eps), float(f.max), float(f.min), float(f.smallest_normal), d)
 
 
@@ -168,6 +169,8 @@ def iinfo(type, /) -> iinfo_object:
 
 
 def _family(d: np.dtype) -> str:
+    if d == dtypes.bfloat16:
+        return "float"
     return {"b": "bool", "i": "int", "u": "int", "f": "float", "c": "complex"}.get(d.kind, "other")
 
 
@@ -212,7 +215,7 @@ def result_type(*arrays_and_dtypes) -> np.dtype:
 def isdtype(dtype, kind) -> _PyBool:
     """Whether `dtype` is `kind`: a dtype (equality), a kind name of the standard ('bool',
     'signed integer', 'unsigned integer', 'integral', 'real floating', 'complex floating',
-    'numeric'), or a tuple of these. float16 counts as 'real floating' (an extension). `dtype`
+    'numeric'), or a tuple of these. float16 and bfloat16 count as 'real floating' (an extension). `dtype`
     may also be a numpy scalar type (np.float32), as numpy's isdtype takes it; not a string."""
     if isinstance(dtype, builtins.type) and issubclass(dtype, np.generic):
         try:
@@ -229,7 +232,7 @@ def isdtype(dtype, kind) -> _PyBool:
         if kind not in families:
             raise ValueError(f"isdtype: unknown kind {kind!r}: expected a dtype, one of "
                              f"{sorted(families)}, or a tuple of these")
-        return dtype.kind in families[kind]
+        return ("f" if dtype == dtypes.bfloat16 else dtype.kind) in families[kind]
     try:
         return dtype == np.dtype(kind)
     except TypeError:

@@ -2,6 +2,7 @@
 numpy's promotion rules."""
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 float32 = np.dtype(np.float32)
@@ -15,11 +16,16 @@ _COMPUTED = frozenset(SUPPORTED)
 # read or write the halves as 16-bit words (arithmetic in float32 rounded as numpy's float16 loops,
 # gathers, assignment, joins) need HALF_FEATURES (half_words checks them).
 float16 = np.dtype(np.float16)
-HALF_USES = ("float16 arrays support creation, astype(), numpy(), views, transposes, joins, indexing and "
+# bfloat16 (ml_dtypes', numpy's extension type, as JAX and torch's .numpy() use it) is held and
+# computed the same way: its bits as 16-bit words, arithmetic in float32 rounded to nearest even.
+bfloat16 = np.dtype(ml_dtypes.bfloat16)
+HALVES = (float16, bfloat16)
+HALF_USES = ("float16 and bfloat16 arrays support creation, astype(), numpy(), views, transposes, joins, indexing and "
              "assignment (put, take/put_along_axis too), the elementwise functions and operators, diff, "
              "reductions, count_nonzero, scans, sorting and searchsorted, matmul/gemm, tensordot, vecdot, "
              "outer, cross, the norms, scatter_add, the convolutions and layer/RMS norm (in float32); "
-             "not the decompositions of vk.linalg (nor does numpy's)")
+             "not the decompositions of vk.linalg (nor does numpy's); bfloat16's convolutions run float32's "
+             "kernels on widened copies")
 HALF_FEATURES = ("storageBuffer16BitAccess", "shaderInt16")
 
 int8, int16, int64 = np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.int64)
@@ -45,10 +51,15 @@ _WIDE = {
 }
 
 
+def is_half(d) -> bool:
+    """float16 or bfloat16: held as 16-bit words, computed in float32."""
+    return d == float16 or d == bfloat16
+
+
 def missing_features(d: np.dtype) -> tuple:
-    """The Vulkan features dtype `d` needs that the device lacks (empty: usable); float16's are
-    those its arithmetic needs (HALF_FEATURES: holding it needs none)."""
-    need = _WIDE[d][2] if d in _WIDE else HALF_FEATURES if d == float16 else ()
+    """The Vulkan features dtype `d` needs that the device lacks (empty: usable); float16's and
+    bfloat16's are those their arithmetic needs (HALF_FEATURES: holding them needs none)."""
+    need = _WIDE[d][2] if d in _WIDE else HALF_FEATURES if is_half(d) else ()
     if not need:
         return ()
     from . import runtime  # the device's features, opened on first use
@@ -56,19 +67,19 @@ def missing_features(d: np.dtype) -> tuple:
     return tuple(f for f in need if f not in have)
 
 
-def half_words(what: str) -> np.dtype:
-    """float16, for an op that computes on it or moves it as 16-bit words; TypeError naming the
-    features the device lacks."""
-    missing = missing_features(float16)
+def half_words(what: str, d: np.dtype = float16) -> np.dtype:
+    """d (float16 or bfloat16), for an op that computes on it or moves it as 16-bit words;
+    TypeError naming the features the device lacks."""
+    missing = missing_features(d)
     if missing:
-        raise TypeError(f"{what}: float16 here needs the Vulkan feature{'s' if len(missing) > 1 else ''} "
+        raise TypeError(f"{what}: {d} here needs the Vulkan feature{'s' if len(missing) > 1 else ''} "
                         f"{', '.join(missing)} (its halves are read and written as 16-bit words), which this "
                         "device does not have; cast with .astype(np.float32)")
-    return float16
+    return d
 
 
 def available(d: np.dtype) -> bool:
-    return (d in _COMPUTED or d in _WIDE) and not missing_features(d) or d == float16
+    return (d in _COMPUTED or d in _WIDE) and not missing_features(d) or is_half(d)
 
 
 def _usable(d: np.dtype) -> np.dtype:
@@ -94,15 +105,17 @@ _HOME = {"f": "float32", "i": "int32", "u": "uint32"}  # the 32-bit dtype of eac
 
 
 def home32(d: np.dtype) -> np.dtype:
-    """The 32-bit dtype an 8/16-bit one computes in, exactly and order-preserving (float16:
-    float32; int8/int16: int32; uint8/uint16: uint32); any other dtype (bool too) itself."""
+    """The 32-bit dtype an 8/16-bit one computes in, exactly and order-preserving (float16,
+    bfloat16: float32; int8/int16: int32; uint8/uint16: uint32); any other dtype (bool too) itself."""
+    if d == bfloat16:
+        return float32
     return np.dtype(_HOME[d.kind]) if d.itemsize < 4 and d.kind in _HOME else d
 
 
 def computable(d, what: str = "this operation") -> np.dtype:
-    """d, or TypeError if ops cannot compute in it (float16 is only held)."""
-    if d == float16:
-        raise TypeError(f"{what} does not take float16: {HALF_USES}; cast with .astype(np.float32) first")
+    """d, or TypeError if ops cannot compute in it (float16 and bfloat16 are only held)."""
+    if is_half(d):
+        raise TypeError(f"{what} does not take {d}: {HALF_USES}; cast with .astype(np.float32) first")
     if d in _WIDE:
         raise TypeError(f"{what} does not take {d} arrays yet ({WIDE_USES}); cast with "
                         f".astype(np.{_HOME[d.kind]}) first")
@@ -112,7 +125,7 @@ def computable(d, what: str = "this operation") -> np.dtype:
 
 
 class _PerDtype(dict):
-    """The tables below: looking up float16 (or anything else) names the problem."""
+    """The tables below: looking up a half (or anything else) names the problem."""
     def __missing__(self, d):
         computable(d)
 
@@ -125,7 +138,7 @@ STORAGE = _PerDtype({float32: float32, int32: int32, uint32: uint32, bool_: uint
 
 def check(dtype, held: bool = False) -> np.dtype:
     """The dtype as np.dtype, or TypeError if vkbackend cannot compute in it (held=True: hold it,
-    which admits float16 and, where the device has their features, the WIDE dtypes)."""
+    which admits float16, bfloat16 and, where the device has their features, the WIDE dtypes)."""
     if isinstance(dtype, np.dtype) and dtype in _COMPUTED:  # the common case, on every array's creation
         return dtype
     try:
@@ -134,9 +147,9 @@ def check(dtype, held: bool = False) -> np.dtype:
         raise TypeError(f"unsupported dtype {dtype!r}: expected one of float32, int32, uint32, bool") from e
     if held and d in _WIDE:
         return _usable(d)
-    if d not in SUPPORTED and not (held and d == float16):
+    if d not in SUPPORTED and not (held and is_half(d)):
         raise TypeError(f"unsupported dtype {d}: expected one of float32, int32, uint32, bool"
-                        + (", or float16 to hold" if d == float16 else "")
+                        + (f", or {d} to hold" if is_half(d) else "")
                         + (f" ({d} arrays: {WIDE_USES})" if d in _WIDE else ""))
     return d
 
@@ -149,7 +162,7 @@ def words(size: int, d: np.dtype) -> int:
 def from_host(d: np.dtype) -> np.dtype:
     """The dtype an array of host dtype `d` gets when none is asked for (float64 -> float32, int64 -> int32)."""
     d = np.dtype(d)
-    if d in SUPPORTED or d == float16:
+    if d in SUPPORTED or is_half(d):
         return d
     if d.kind == "f":
         return float32
@@ -177,12 +190,24 @@ def narrow(d: np.dtype, what: str, wide: bool = False, exact: bool = False) -> n
                     "cast one operand with .astype() first")
 
 
+def result_type(*held) -> np.dtype:
+    """np.result_type, with bfloat16 promoting as float16 does (numpy's own rules: bfloat16 with
+    bool, int8 or uint8 is bfloat16, with float32 float32) also where ml_dtypes defines no
+    promotion: with float16, or with a wider integer (float32 after narrowing, as float16's); and
+    Python scalars weak, as the array API has them (ml_dtypes makes bfloat16 + 1.0 float32)."""
+    if not any(isinstance(h, np.dtype) and h == bfloat16 for h in held):
+        return np.result_type(*held)
+    both = float16 in held
+    d = np.result_type(*[float16 if isinstance(h, np.dtype) and h == bfloat16 else h for h in held])
+    return (float32 if both else bfloat16) if d == float16 else d
+
+
 def promoted(held, what: str) -> np.dtype:
     """numpy's result type of `held` (dtypes, or Python scalars as weak types), narrowed as the
     elementwise functions narrow it (32-bit operands stay 32-bit; with a WIDE operand numpy's result
-    is kept); float16 as it is, for the caller to take or refuse."""
-    d = np.result_type(*held)
-    if d == float16:
+    is kept); a half as it is, for the caller to take or refuse."""
+    d = result_type(*held)
+    if is_half(d):
         return d
     return narrow(d, what, wide=True, exact=any(map(is_wide, held)))
 
@@ -201,7 +226,7 @@ def type_defines(types) -> dict:
     types, VK_MATH64 (shaders/lib/math64.glsl) for 64-bit ones."""
     out = {}
     for d in types:
-        if d in _WIDE or d == float16:  # float16: its halves as uint16_t
+        if d in _WIDE or is_half(d):  # halves: their bits as uint16_t
             out["VK_WIDE"] = 1
             if d.itemsize == 8:
                 out["VK_MATH64"] = 1
@@ -209,4 +234,5 @@ def type_defines(types) -> dict:
 
 
 def is_float(d) -> bool:
-    return np.dtype(d).kind == "f"
+    d = np.dtype(d)
+    return d.kind == "f" or d == bfloat16

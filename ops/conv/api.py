@@ -1,7 +1,8 @@
 """The public convolutions (torch.nn.functional's signatures and layout: input (N, C_in,
 *spatial), weight (C_out, C_in/groups, *kernel) for convN and (C_in, C_out/groups, *kernel) for
-conv_transposeN; float32, float16 in and out with float32 accumulation, or float64 computed in
-float64 (f64.py)) and their argument
+conv_transposeN; float32, float16 in and out with float32 accumulation, bfloat16 on float32's
+kernels (widened exactly, each result rounded once), or float64 computed in float64 (f64.py))
+and their argument
 checks, all made before any GPU work: TypeError/ValueError naming the function, the argument
 and what was expected; MemoryError for an output no buffer of the device holds, naming its size
 and the arguments that made it."""
@@ -22,29 +23,46 @@ from .select import select
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
            "conv_general", "conv_vjp", "conv_transpose_vjp", "conv_general_vjp"]
 
-_DTYPES = (dtypes.float32, dtypes.float16, dtypes.float64)
+_DTYPES = (dtypes.float32, dtypes.float16, dtypes.bfloat16, dtypes.float64)
 
 
 # -- argument checks ------------------------------------------------------------------------------
 def _shape_of(x, name: str, fn: str) -> tuple:
     """The shape of an operand (a vk.Array or host data, uploaded by asarray once every argument
     is checked; host float64 data is held as float32, as asarray holds it); TypeError unless it is
-    float32, float16 or float64."""
+    float32, float16, bfloat16 or float64."""
     x = operand(x, fn, name, host="keep", half=True, wide=True)
     held = held_dtype(x)
     if held not in _DTYPES:
-        raise TypeError(f"{fn}: {name} has dtype {held}; convolutions take float32, float16 or float64 "
+        raise TypeError(f"{fn}: {name} has dtype {held}; convolutions take float32, float16, bfloat16 or float64 "
                         "(cast with .astype(np.float32))")
     return tuple(x.shape)
 
 
 def _common_dtype(fn: str, **operands) -> np.dtype:
-    """The operands' one dtype (float32, float16 or float64); TypeError naming them when they differ."""
+    """The operands' one dtype (float32, float16, bfloat16 or float64); TypeError naming them when
+    they differ."""
     given = {k: held_dtype(v) for k, v in operands.items() if v is not None}
     if len(set(given.values())) > 1:
         listed = ", ".join(f"{k} {d}" for k, d in given.items())
-        raise TypeError(f"{fn}: operands must share one dtype (float32, float16 or float64), got {listed}")
+        raise TypeError(f"{fn}: operands must share one dtype (float32, float16, bfloat16 or float64), got {listed}")
     return next(iter(given.values()))
+
+
+def _computed_in(dtype) -> np.dtype:
+    """The dtype a convolution runs its kernels in: bfloat16 on float32's (its operands widened
+    exactly, each result rounded once), the others in their own."""
+    return dtypes.float32 if dtype == dtypes.bfloat16 else dtype
+
+
+def _up(a, compute):
+    """An operand uploaded (or widened) to the dtype the kernels run in; None stays None."""
+    return None if a is None else asarray(a, compute)
+
+
+def _rounded(y, dtype):
+    """A result in the operands' dtype (rounded once from float32 for bfloat16); None stays None."""
+    return y if y is None or y.dtype == dtype else y.astype(dtype)
 
 
 def _ints(v, nd: int, name: str, fn: str, minimum=None) -> tuple:
@@ -172,7 +190,8 @@ def _forward(fn, geom, input, weight, bias, xshape, unbatched: bool, params: dic
     """Check the bias and the output's size, plan, then record the forward pass (an unbatched
     input gets a batch of one). params: the arguments that set the output's size, for its message."""
     _check_bias(bias, geom.cout, fn)
-    dtype = _common_dtype(fn, input=input, weight=weight, bias=bias)
+    held = _common_dtype(fn, input=input, weight=weight, bias=bias)
+    dtype = _computed_in(held)
     half = dtype == dtypes.float16
     # An output no buffer holds (padding=2**20): MemoryError naming its size and the arguments,
     # before planning meets a loop budget it would exceed.
@@ -184,12 +203,13 @@ def _forward(fn, geom, input, weight, bias, xshape, unbatched: bool, params: dic
     if f64_pass:
         f64.check(fn, geom, forward=True, wgrad=False)
     route = select("forward", geom, half, bias is not None) if geom.n and not f64_pass else None
-    x = asarray(input)
+    x = _up(input, dtype)
     if unbatched:
         x = x.reshape(xshape)
-    b = None if bias is None else asarray(bias)
-    y = (f64.record_forward(geom, x, asarray(weight), b) if f64_pass
-         else record.record_forward(geom, x, asarray(weight), b, route))
+    b = _up(bias, dtype)
+    y = (f64.record_forward(geom, x, _up(weight, dtype), b) if f64_pass
+         else record.record_forward(geom, x, _up(weight, dtype), b, route))
+    y = _rounded(y, held)
     return y.reshape(y.shape[1:]) if unbatched else y
 
 
@@ -271,22 +291,23 @@ def _vjp(fn, geom, xshape, wshape, input, weight, cotangent, input_grad, weight_
     gshape = _shape_of(cotangent, "cotangent", fn)
     if gshape != geom.out_shape():
         raise ValueError(f"{fn}: cotangent must have the output's shape {geom.out_shape()}, got {gshape}")
-    dtype = _common_dtype(fn, input=input, weight=weight, cotangent=cotangent)
-    if dtype == dtypes.float64:
+    held = _common_dtype(fn, input=input, weight=weight, cotangent=cotangent)
+    if held == dtypes.float64:
         return _vjp_f64(fn, geom, xshape, wshape, input, weight, cotangent, input_grad, weight_grad, bias_grad)
+    dtype = _computed_in(held)
     half = dtype == dtypes.float16
     # Every pass routed first: a bad config or a LoopBudgetError before any GPU work.
     routed = bool(geom.n)
     dx_route = select("forward", geom.backward_input(), half) if input_grad and routed else None
     dw_route = select("wgrad", geom, half) if weight_grad and routed else None
     db_route = select("bias", geom, half) if bias_grad and routed else None
-    x, w, g = asarray(input), asarray(weight), asarray(cotangent)
+    x, w, g = _up(input, dtype), _up(weight, dtype), _up(cotangent, dtype)
     dx = (record.record_forward(geom.backward_input(), g, w, None, dx_route).reshape(xshape)
           if input_grad else None)
     dw = record.record_wgrad(geom, x, g, wshape, dw_route) if weight_grad else None
     if bias_grad:
-        return dx, dw, record.record_bgrad(geom, g, db_route)
-    return dx, dw
+        return _rounded(dx, held), _rounded(dw, held), _rounded(record.record_bgrad(geom, g, db_route), held)
+    return _rounded(dx, held), _rounded(dw, held)
 
 
 def _vjp_f64(fn, geom, xshape, wshape, input, weight, cotangent, input_grad, weight_grad, bias_grad):

@@ -14,6 +14,9 @@
 // exactly into float32, written rounded to nearest even as astype's cast_half.comp does.
 #define HALF_TO_FLOAT(h) unpackHalf2x16(uint(h)).x
 #define FLOAT_TO_HALF(f) uint16_t(packHalf2x16(vec2((f), 0.0)))
+// bfloat16 likewise: the high half of a float32 (bf16_bits below).
+#define BF16_TO_FLOAT(h) uintBitsToFloat(uint(h) << 16)
+#define FLOAT_TO_BF16(f) uint16_t(bf16_bits(f))
 #ifdef HAS_SUBGROUP_ARITHMETIC
 #extension GL_EXT_shader_subgroup_extended_types_int8 : enable
 #extension GL_EXT_shader_subgroup_extended_types_int16 : enable
@@ -45,6 +48,14 @@ const uint WG_SIZE = gl_WorkGroupSize.x;
 // Subgroups in this workgroup, counted from the workgroup and subgroup sizes: lavapipe (Mesa 22.3)
 // reports gl_NumSubgroups = floor(WG_SIZE / gl_SubgroupSize), dropping a partial last subgroup.
 uint num_subgroups() { return (WG_SIZE + gl_SubgroupSize - 1u) / gl_SubgroupSize; }
+
+// float32 -> bfloat16 bits (the low 16 of the result), rounded to nearest even as ml_dtypes rounds;
+// NaN becomes the quiet NaN of its sign (0x7FC0 / 0xFFC0), as ml_dtypes gives it.
+uint bf16_bits(float f) {
+    uint u = floatBitsToUint(f);
+    if ((u & 0x7FFFFFFFu) > 0x7F800000u) return ((u >> 16) & 0x8000u) | 0x7FC0u;
+    return (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+}
 
 // Grid-stride loop over [0, n): right for any dispatch size.
 #define GRID_STRIDE_LOOP(i, n) \

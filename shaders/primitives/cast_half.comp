@@ -2,8 +2,10 @@
 #extension GL_GOOGLE_include_directive : require
 #include "lib/common.glsl"
 // @variants TO_HALF|FROM_HALF ?BITS
+// @variants TO_HALF|FROM_HALF BF16
 // float32 <-> float16 without 16-bit storage: halves are packed two per word (packHalf2x16 /
-// unpackHalf2x16 are core GLSL), so this runs on every device. BITS: the halves' bit patterns
+// unpackHalf2x16 are core GLSL), so this runs on every device; BF16: bfloat16 halves instead
+// (lib/common.glsl's bf16_bits). BITS: the halves' bit patterns
 // moved as they are, one per uint32 word (FROM_HALF) and back (TO_HALF), for work that must not
 // touch them (drivers may canonicalize NaN payloads in the float conversions).
 // TO_HALF:   out word i = the halves of in[in_off + 2i], in[in_off + 2i + 1]   (out_off in words)
@@ -23,7 +25,11 @@ void main() {
 #else
         float lo = uintBitsToFloat(in_[p.in_off + e]);
         float hi = e + 1 < p.n ? uintBitsToFloat(in_[p.in_off + e + 1]) : 0.0;
+#ifdef BF16
+        out_[p.out_off + i] = bf16_bits(lo) | (bf16_bits(hi) << 16);
+#else
         out_[p.out_off + i] = packHalf2x16(vec2(lo, hi));
+#endif
 #endif
     }
 #else
@@ -32,7 +38,11 @@ void main() {
 #ifdef BITS
         out_[p.out_off + i] = (in_[h >> 1] >> (16u * (h & 1u))) & 0xFFFFu;
 #else
+#ifdef BF16
+        out_[p.out_off + i] = (in_[h >> 1] << (16u * (~h & 1u))) & 0xFFFF0000u;
+#else
         out_[p.out_off + i] = floatBitsToUint(unpackHalf2x16(in_[h >> 1])[h & 1u]);
+#endif
 #endif
     }
 #endif

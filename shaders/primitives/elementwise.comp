@@ -23,6 +23,8 @@
 // @variants OP_add|OP_less|OP_where NARGS=3 T=int|uint T_OUT=int8_t|uint16_t|uint T_A=int8_t|uint T_B=uint16_t T_C=int8_t ?B_SCALAR VK_WIDE VEC4
 // @variants OP_add|OP_exp|OP_where NARGS=3 T=float T_OUT=float T_A=uint16_t T_B=uint16_t T_C=float A_HALF B_HALF ?OUT_HALF C_SCALAR VK_WIDE RANK=0|2
 // @variants OP_less NARGS=2 T=float T_OUT=uint T_A=uint16_t T_B=float A_HALF VK_WIDE
+// @variants OP_add|OP_nextafter|OP_maximum NARGS=2 T=float T_OUT=float T_A=uint16_t T_B=uint16_t A_HALF B_HALF A_BF16 ?B_BF16 OUT_HALF OUT_BF16 VK_WIDE RANK=0|2
+// @variants OP_add NARGS=2 T=float T_OUT=float T_A=uint16_t T_B=uint16_t A_HALF B_HALF A_BF16 OUT_HALF OUT_BF16 VK_WIDE VEC4
 // @variants OP_add|OP_where NARGS=3 T=float T_OUT=float T_A=uint16_t T_B=uint16_t T_C=uint16_t A_HALF B_HALF C_HALF ?OUT_HALF VK_WIDE VEC4
 // @variants OP_add|OP_less|OP_where NARGS=3 T=double|int64_t T_OUT=double|int64_t|uint T_A=uint|double T_B=double|uint64_t T_C=int64_t ?B_SCALAR VK_WIDE VK_MATH64 WIDE_SCALARS VEC4
 // out = OP(a[, b[, c]]) with numpy broadcasting.
@@ -38,6 +40,7 @@
 //   ones compute as int/uint and wrap when stored. float16: A_HALF / B_HALF / C_HALF (that
 //   operand's T_X is uint16_t holding half bits, read as float), OUT_HALF (T_OUT float, stored
 //   rounded to half bits in a uint16_t buffer); T is float, as numpy's float16 loops compute.
+//   bfloat16 likewise, with X_BF16 / OUT_BF16 beside X_HALF / OUT_HALF.
 #ifndef RANK
 #define RANK 0
 #endif
@@ -51,9 +54,33 @@
 #endif
 layout(push_constant) uniform Push { uint w[PUSH_WORDS]; } p;
 
+// Each half operand's and the result's conversion: float16 or bfloat16.
+#ifdef A_BF16
+#define A_TO_FLOAT BF16_TO_FLOAT
+#else
+#define A_TO_FLOAT HALF_TO_FLOAT
+#endif
+#ifdef B_BF16
+#define B_TO_FLOAT BF16_TO_FLOAT
+#else
+#define B_TO_FLOAT HALF_TO_FLOAT
+#endif
+#ifdef C_BF16
+#define C_TO_FLOAT BF16_TO_FLOAT
+#else
+#define C_TO_FLOAT HALF_TO_FLOAT
+#endif
+#ifdef OUT_BF16
+#define FLOAT_TO_OUT FLOAT_TO_BF16
+#define OUT_TO_FLOAT BF16_TO_FLOAT
+#else
+#define FLOAT_TO_OUT FLOAT_TO_HALF
+#define OUT_TO_FLOAT HALF_TO_FLOAT
+#endif
+
 #ifdef OUT_HALF
 layout(std430, binding = 0) writeonly buffer Out { uint16_t out_[]; };
-#define STORE_OUT(v) FLOAT_TO_HALF(v)
+#define STORE_OUT(v) FLOAT_TO_OUT(v)
 #else
 layout(std430, binding = 0) writeonly buffer Out { T_OUT out_[]; };
 #define STORE_OUT(v) (v)
@@ -80,27 +107,27 @@ layout(std430, binding = 3) readonly buffer C { T_C c_[]; };
 #define VEC_int64_t i64vec4
 #define VEC_uint64_t u64vec4
 #define VEC(T) PASTE(VEC_, T)
-#ifdef OUT_HALF  // float16 results: four halves (8 bytes) a store
+#ifdef OUT_HALF  // half results: four halves (8 bytes) a store
 layout(std430, binding = 0) writeonly buffer Out4 { u16vec4 out4_[]; };
-#define STORE4_OUT(r) u16vec4(FLOAT_TO_HALF(r.x), FLOAT_TO_HALF(r.y), FLOAT_TO_HALF(r.z), FLOAT_TO_HALF(r.w))
+#define STORE4_OUT(r) u16vec4(FLOAT_TO_OUT(r.x), FLOAT_TO_OUT(r.y), FLOAT_TO_OUT(r.z), FLOAT_TO_OUT(r.w))
 #else
 layout(std430, binding = 0) writeonly buffer Out4 { VEC(T_OUT) out4_[]; };
 #define STORE4_OUT(r) (r)
 #endif
-// An operand's 4-vector in T: float16 ones (u16vec4 of half bits) through their floats.
-#define HALF4(v) vec4(HALF_TO_FLOAT(v.x), HALF_TO_FLOAT(v.y), HALF_TO_FLOAT(v.z), HALF_TO_FLOAT(v.w))
+// An operand's 4-vector in T: half ones (u16vec4 of half bits) through their floats.
+#define HALF4(v, TO) vec4(TO(v.x), TO(v.y), TO(v.z), TO(v.w))
 #ifdef A_HALF
-#define CVT4_A(v) VEC(T)(HALF4(v))
+#define CVT4_A(v) VEC(T)(HALF4(v, A_TO_FLOAT))
 #else
 #define CVT4_A(v) VEC(T)(v)
 #endif
 #ifdef B_HALF
-#define CVT4_B(v) VEC(T)(HALF4(v))
+#define CVT4_B(v) VEC(T)(HALF4(v, B_TO_FLOAT))
 #else
 #define CVT4_B(v) VEC(T)(v)
 #endif
 #ifdef C_HALF
-#define CVT4_C(v) VEC(T)(HALF4(v))
+#define CVT4_C(v) VEC(T)(HALF4(v, C_TO_FLOAT))
 #else
 #define CVT4_C(v) VEC(T)(v)
 #endif
@@ -139,7 +166,7 @@ int64_t widen_s64(int v) { return packInt2x32(ivec2(v, v >> 31)); }
 #elif defined(A_SEXT64)
 #define LOAD_A(i) widen_s64(int(a_[operand_index(i, 0u)]))
 #elif defined(A_HALF)
-#define LOAD_A(i) T(HALF_TO_FLOAT(a_[operand_index(i, 0u)]))
+#define LOAD_A(i) T(A_TO_FLOAT(a_[operand_index(i, 0u)]))
 #else
 #define LOAD_A(i) T(a_[operand_index(i, 0u)])
 #endif
@@ -148,7 +175,7 @@ int64_t widen_s64(int v) { return packInt2x32(ivec2(v, v >> 31)); }
 #elif defined(B_SEXT64)
 #define LOAD_B(i) widen_s64(int(b_[operand_index(i, 1u)]))
 #elif defined(B_HALF)
-#define LOAD_B(i) T(HALF_TO_FLOAT(b_[operand_index(i, 1u)]))
+#define LOAD_B(i) T(B_TO_FLOAT(b_[operand_index(i, 1u)]))
 #else
 #define LOAD_B(i) T(b_[operand_index(i, 1u)])
 #endif
@@ -157,7 +184,7 @@ int64_t widen_s64(int v) { return packInt2x32(ivec2(v, v >> 31)); }
 #elif defined(C_SEXT64)
 #define LOAD_C(i) widen_s64(int(c_[operand_index(i, 2u)]))
 #elif defined(C_HALF)
-#define LOAD_C(i) T(HALF_TO_FLOAT(c_[operand_index(i, 2u)]))
+#define LOAD_C(i) T(C_TO_FLOAT(c_[operand_index(i, 2u)]))
 #else
 #define LOAD_C(i) T(c_[operand_index(i, 2u)])
 #endif
@@ -169,14 +196,19 @@ int64_t widen_s64(int v) { return packInt2x32(ivec2(v, v >> 31)); }
 // value and answer a float comparison's tie with either operand.
 bool zero_pair(float x, float y) { return ((floatBitsToUint(x) | floatBitsToUint(y)) << 1) == 0u; }
 
-// nextafter on float16 values (held exactly in floats): their bit patterns stepped by one.
+// nextafter on half values (held exactly in floats): their bit patterns stepped by one.
+#ifdef OUT_BF16
+#define HALF_TINY 0x00010000u  // 2**-133, bfloat16's least subnormal
+#else
+#define HALF_TINY 0x33800000u  // 2**-24
+#endif
 float half_nextafter(float x, float y) {
     if (isnan(x) || isnan(y)) return x + y;
     if (zero_pair(x, y) || x == y) return y;  // nextafter(0, -0) is -0
-    if (x == 0.0) return uintBitsToFloat((floatBitsToUint(y) & 0x80000000u) | 0x33800000u);  // +-2**-24
-    uint h = packHalf2x16(vec2(x, 0.0));
+    if (x == 0.0) return uintBitsToFloat((floatBitsToUint(y) & 0x80000000u) | HALF_TINY);
+    uint h = uint(FLOAT_TO_OUT(x));
     h = (x < y) == (x > 0.0) ? h + 1u : h - 1u;
-    return unpackHalf2x16(h).x;
+    return OUT_TO_FLOAT(h);
 }
 #endif
 
@@ -189,11 +221,11 @@ T_OUT apply_op(T x, T y, T z) {
     return T_OUT(x * y);
 #elif defined(OP_divide)
     return T_OUT(np_divide(x, y));
-#elif defined(OP_maximum) && defined(OUT_HALF)  // numpy's float16 loops: x1 where equal (+0 and -0)
+#elif defined(OP_maximum) && defined(OUT_HALF) && !defined(OUT_BF16)  // numpy's float16 loops: x1 where equal (+0 and -0)
     return (zero_pair(x, y) || x >= y || isnan(x)) ? x : y;
 #elif defined(OP_maximum)
     return T_OUT(np_max(x, y));
-#elif defined(OP_minimum) && defined(OUT_HALF)
+#elif defined(OP_minimum) && defined(OUT_HALF) && !defined(OUT_BF16)
     return (zero_pair(x, y) || x <= y || isnan(x)) ? x : y;
 #elif defined(OP_minimum)
     return T_OUT(np_min(x, y));

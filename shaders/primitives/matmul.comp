@@ -36,7 +36,8 @@
 //                        while step k's products run (two sets of operand registers)
 //   HALF_IN              A and B are float16 (C stays float32; products and sums in float32):
 //                        1 read as float16_t (16-bit storage), 2 as packed words unpacked with
-//                        unpackHalf2x16 (any device). Offsets, leading dims, strides in halves.
+//                        unpackHalf2x16 (any device); 3: bfloat16, as packed words (any device).
+//                        Offsets, leading dims, strides in halves.
 //   F64                  A, B and C are float64, products and sums in float64 (alpha and beta stay
 //                        float32 bits); "vec4" below is then a dvec4 and shared tiles twice the bytes.
 // Bindings: 0 A, 1 B, 2 C.
@@ -53,7 +54,7 @@
 // @variants BM=128 BN=128 BK=8 TM=16 TN=8 WARP_X=4 LANES=16 PREFETCH=1 TRANS_A=0|1 TRANS_B=0|1 EDGE=0|1
 // @variants BM=64 BN=64 BK=8 TM=8 TN=4 WARP_X=4 LANES=32 PREFETCH=1 TRANS_A=0|1 EDGE=0|1
 // @variants BM=32 BN=32 BK=32 TM=4 TN=4 TRANS_A=0|1 EDGE=0|1
-// @variants BM=64 BN=64 BK=16 TM=4 TN=4 HALF_IN=1|2 TRANS_A=0|1 TRANS_B=0|1
+// @variants BM=64 BN=64 BK=16 TM=4 TN=4 HALF_IN=1|2|3 TRANS_A=0|1 TRANS_B=0|1
 // @variants BM=64 BN=64 BK=16 TM=4 TN=4 HALF_IN=1|2 A_VEC=0 B_VEC=0 C_VEC=0 HAS_BETA=1 BATCH_RANK=2
 // @variants BM=64 BN=64 BK=8 TM=4 TN=4 F64 VK_WIDE TRANS_A=0|1 TRANS_B=0|1 ?HAS_BETA
 // Defaults: the NVIDIA "large" tile, aligned, no batch (the runtime always sets every define).
@@ -127,6 +128,13 @@ layout(push_constant) uniform Push { uint w[PUSH_WORDS]; } p;
 #define IN1_T uint
 #define IN4(w2) vec4(unpackHalf2x16((w2).x), unpackHalf2x16((w2).y))
 #define IN1(buf1, i) unpackHalf2x16(buf1[(i) >> 1])[(i) & 1u]
+#elif HALF_IN == 3     // bfloat16 likewise: each half the high 16 bits of a float
+#define IN4_T uvec2
+#define IN1_T uint
+#define BF_LO(w) uintBitsToFloat((w) << 16)
+#define BF_HI(w) uintBitsToFloat((w) & 0xFFFF0000u)
+#define IN4(w2) vec4(BF_LO((w2).x), BF_HI((w2).x), BF_LO((w2).y), BF_HI((w2).y))
+#define IN1(buf1, i) uintBitsToFloat((buf1[(i) >> 1] << (16u * (~(i) & 1u))) & 0xFFFF0000u)
 #else
 #define IN4_T V4
 #define IN1_T R

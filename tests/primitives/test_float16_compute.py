@@ -35,10 +35,10 @@ def halves(rng, n):
 
 
 def same(got, want):
-    """Bit for bit (NaNs as NaNs)."""
+    """Bit for bit (NaNs as NaNs); float16 or bfloat16 (or any other dtype)."""
     got = got.numpy() if isinstance(got, vk.Array) else got
     assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, want.dtype, got.shape, want.shape)
-    if want.dtype.kind == "f":
+    if want.dtype in (np.float16, vk.bfloat16):
         nan = np.isnan(want)
         assert np.array_equal(np.isnan(got), nan)
         bits = np.flatnonzero(got[~nan].view(np.uint16) != want[~nan].view(np.uint16))
@@ -48,11 +48,13 @@ def same(got, want):
 
 
 def within_ulp(got, want):
-    """Within one float16 ulp of numpy's; the same NaNs and infinities."""
+    """Within one ulp (float16's or bfloat16's) of numpy's; the same NaNs and infinities."""
     got = got.numpy()
-    assert got.dtype == want.dtype == np.float16 and got.shape == want.shape
+    assert got.dtype == want.dtype and want.dtype in (np.float16, vk.bfloat16) and got.shape == want.shape
     special = ~np.isfinite(want)
-    np.testing.assert_array_equal(got[special], want[special])
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    inf = special & ~np.isnan(want)
+    np.testing.assert_array_equal(got[inf].astype(np.float32), want[inf].astype(np.float32))
     g, w = got[~special].astype(np.float64), want[~special].astype(np.float64)
     ulp = np.spacing(np.abs(want[~special])).astype(np.float64)
     assert (np.abs(g - w) <= ulp).all(), np.max(np.abs(g - w) / ulp)

@@ -1,4 +1,4 @@
-"""Elementwise add (float32, and the wider and narrower dtypes and float16 at 16M), a chain of three
+"""Elementwise add (float32, and the wider and narrower dtypes, float16 and bfloat16 at 16M), a chain of three
 operations (one fused kernel here, three kernels in torch) and host sync latency."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ MATH = ("divide", "sqrt", "exp", "log", "tanh")  # float32 over [1, 2) (divide: 
 def cases(quick: bool) -> list:
     sizes = [1 << 20, 1 << 26] if quick else [1 << 10, 1 << 16, 1 << 20, 1 << 24, 1 << 26]
     wide = [] if quick else [{"name": f"add {d} {1 << 24}", "size": 1 << 24, "dtype": d}
-                             for d in ("float64", "int64", "int16", "int8", "float16")]
+                             for d in ("float64", "int64", "int16", "int8", "float16", "bfloat16")]
     chains = [{"name": f"chain (x * 2 + 1) * y {n}", "size": n, "chain": True} for n in (1 << 20, 1 << 24)]
     # the correctly rounded and the transcendental functions: memory-bound in torch, compute-bound
     # in ours where the exactness costs more than a load and a store

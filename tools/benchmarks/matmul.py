@@ -1,5 +1,6 @@
-"""matmul: square n x n @ n x n, vkbackend against torch: float32 (TF32 off) and float16 (float32
-accumulation on both sides; vkbackend's path, cooperative matrices or not, in the "path" metric).
+"""matmul: square n x n @ n x n, vkbackend against torch: float32 (TF32 off), float16 and bfloat16
+(float32 accumulation on both sides; vkbackend's kernel in the "config" metric: for the halves
+matmul_half.path, cooperative matrices or not).
 
 Tuning on the GPU: VKBACKEND_MATMUL_CONFIG="BMxBNxBK/TMxTN[/WXxWY]" forces one tile shape
 (vkbackend/primitives/matmul.py); VKBACKEND_MATMUL_SWEEP="cfg1;cfg2;..." adds one case per config
@@ -26,6 +27,7 @@ def cases(quick: bool) -> list[dict]:
     sizes = [1024, 4096] if quick else [1024, 2048, 4096, 8192]
     out = [{"name": f"sgemm_{n}", "n": n, "dtype": "float32"} for n in sizes]
     out += [{"name": f"hgemm_{n}", "n": n, "dtype": "float16"} for n in sizes if n >= 2048]
+    out += [{"name": f"bgemm_{n}", "n": n, "dtype": "bfloat16"} for n in sizes if 2048 <= n <= 4096]
     out += [{"name": f"dgemm_{n}", "n": n, "dtype": "float64"} for n in sizes if 2048 <= n <= 4096]
     from vkbackend import config  # the registry checks the variables (ValueError naming them)
     n = config.get("VKBACKEND_MATMUL_SWEEP_N") or 4096
@@ -35,6 +37,7 @@ def cases(quick: bool) -> list[dict]:
 
 
 def _inputs(n: int, dtype: str = "float32"):
+    import ml_dtypes  # noqa: F401  (np.dtype("bfloat16"))
     import numpy as np
     rng = np.random.default_rng(n)
     a = rng.standard_normal((n, n), dtype=np.float32).astype(dtype)
@@ -55,7 +58,8 @@ def run_vk(case: dict) -> dict:
         va, vb = vk.asarray(a, dtype=a.dtype), vk.asarray(b, dtype=b.dtype)
         from vkbackend.primitives import matmul as mm, matmul_half
         dev = vk.device()
-        config = (matmul_half.path() if case["dtype"] == "float16" else str(mm.F64_CONFIG)
+        config = (matmul_half.path(half=np.dtype(case["dtype"])) if case["dtype"] in ("float16", "bfloat16")
+                  else str(mm.F64_CONFIG)
                   if case["dtype"] == "float64" else str(mm.choose_config(dev, n, n)))
         # correctness on a few rows (cheap on the host even at 8192)
         rows = np.r_[0:4, n // 2: n // 2 + 2, n - 3:n]

@@ -143,8 +143,8 @@ def compress_mask(a, mask) -> Array:
         if e != me:
             raise IndexError(f"{name}: boolean index did not match indexed array along axis {d}; "
                              f"size of axis is {e} but size of corresponding boolean axis is {me}")
-    if a.dtype == dtypes.float16:  # the kernels move 32-bit words: select the halves' bit patterns
-        return from_half_bits(compress_mask(half_bits(a), m))
+    if dtypes.is_half(a.dtype):  # the kernels move 32-bit words: select the halves' bit patterns
+        return from_half_bits(compress_mask(half_bits(a), m), a.dtype)
     inner = a.shape[len(mshape):]
     rows = a.reshape((math.prod(mshape),) + inner)
     if isinstance(m, np.ndarray):
@@ -155,10 +155,10 @@ def compress_mask(a, mask) -> Array:
 
 
 def _words(a: Array) -> Array:
-    """a as the compaction reads it, one element per 32-bit word: float16 (two per word) is
+    """a as the compaction reads it, one element per 32-bit word: a half (two per word) is
     compared as a float32 copy (exact; -0.0 stays unselected, NaN selected), the other widths as
     their truth (a bool word each)."""
-    if a.dtype == dtypes.float16:
+    if dtypes.is_half(a.dtype):
         return a.astype(dtypes.float32)
     return not_equal(a, 0) if dtypes.is_wide(a.dtype) else a
 

@@ -39,7 +39,7 @@ def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None) -> Array:
     cols = rows if n_cols is None else _count(n_cols, name, "n_cols")
     k = integer(k, name, "k")
     dtype = dtypes.float32 if dtype is None else dtypes.check(dtype, held=True)
-    if dtype == dtypes.float16:
+    if dtypes.is_half(dtype):
         dtypes.computable(dtype, name)
     # Diagonal k starts at (0, k) or (-k, 0) and runs while both indices are in range.
     length = max(0, min(rows, cols - k) if k >= 0 else min(rows + k, cols))

@@ -217,11 +217,11 @@ def arange(start, /, stop=None, step=1, dtype=None, *, device=None) -> Array:
             raise ValueError(f"arange: {n} elements of {dtype}: at most 2**31 - 1 are supported")
         i = astype(arange(n, dtype=dtypes.int32), dtype)
         return add(multiply(i, np.asarray(step, dtype)[()]), np.asarray(start, dtype)[()])
-    if dtype == dtypes.float16:  # numpy's: start + i * (x[1] - x[0]) in float32 from the first two halves
+    if dtypes.is_half(dtype):  # numpy's: start + i * (x[1] - x[0]) in float32 from the first two halves
         from .elementwise import add, astype, multiply
-        first = np.array([start, start + step]).astype(np.float16).astype(np.float32)
+        first = np.array([start, start + step]).astype(dtype).astype(np.float32)
         i = astype(arange(n, dtype=dtypes.int32), dtypes.float32)
-        return astype(add(multiply(i, first[1] - first[0]), first[0]), dtypes.float16)
+        return astype(add(multiply(i, first[1] - first[0]), first[0]), dtype)
     out = Array.empty((n,), dtype)
     if n:
         glsl = dtypes.GLSL[dtype]

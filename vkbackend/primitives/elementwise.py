@@ -61,7 +61,7 @@ _WEAK = {bool: True, int: 1, float: 1.0}
 
 @functools.lru_cache(maxsize=1024)
 def _promote_keys(keys: tuple, name: str) -> np.dtype:
-    promoted = np.result_type(*[_WEAK.get(k, k) for k in keys])
+    promoted = dtypes.result_type(*[_WEAK.get(k, k) for k in keys])
     if int in keys and float not in keys and all(k == dtypes.bool_ for k in keys if k not in _WEAK):
         # bool arrays with Python ints: numpy's int64 is the Python int's default type, and a
         # Python int is int32 here (as alone)
@@ -70,7 +70,7 @@ def _promote_keys(keys: tuple, name: str) -> np.dtype:
         # no array among the operands: Python ints give int32 and floats float32 (as asarray
         # does), since numpy's default int64/float64 have no 32-bit home
         return dtypes.from_host(promoted)
-    if promoted == dtypes.float16:  # float16 with float16, bool, int8, uint8 or a Python number
+    if dtypes.is_half(promoted):  # a half with itself, bool, int8, uint8 or a Python number
         return promoted
     return dtypes.narrow(promoted, name, wide=True, exact=any(map(dtypes.is_wide, keys)))
 
@@ -81,8 +81,8 @@ def _promote(operands, name: str) -> np.dtype:
 
 
 def _half_checked(d: np.dtype, name: str) -> np.dtype:
-    """d, where float16 arithmetic is checked against the device (not cached with the types)."""
-    return dtypes.half_words(name) if d == dtypes.float16 else d
+    """d, where a half's arithmetic is checked against the device (not cached with the types)."""
+    return dtypes.half_words(name, d) if dtypes.is_half(d) else d
 
 
 def _scalar_bits(value, dtype: np.dtype, name: str) -> int:
@@ -100,7 +100,7 @@ def _scalar_bits_cached(value, _type, dtype: np.dtype, name: str) -> int:
         info = np.iinfo(dtype)
         if not info.min <= int(value) <= info.max:
             raise OverflowError(f"{name}: Python integer {value} out of bounds for {dtype}")
-    if dtype == dtypes.float16:  # the scalar as numpy takes it (rounded to float16), computed in float32
+    if dtypes.is_half(dtype):  # the scalar as numpy takes it (rounded to the half), computed in float32
         with np.errstate(over="ignore"):
             return int(np.asarray(value, dtype).astype(np.float32).view(np.uint32))
     v = np.asarray(value, dtype)
@@ -129,9 +129,9 @@ def broadcast_strides(shape: tuple, out_shape: tuple) -> list:
 
 
 def _glsl(d: np.dtype, half: str) -> str:
-    """d's GLSL type in the kernel, `half` for float16 (its bits in a buffer, or the float it is
+    """d's GLSL type in the kernel, `half` for a half (its bits in a buffer, or the float it is
     computed and returned as)."""
-    return half if d == dtypes.float16 else dtypes.glsl(d)
+    return half if dtypes.is_half(d) else dtypes.glsl(d)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -144,10 +144,12 @@ def _plan(op: str, out_dtype, compute_dtype, operands: tuple, aligned: bool, nam
     nargs = len(operands)
     types = [out_dtype, compute_dtype] + [x[1] for x in arrays]
     defines = {f"OP_{op}": 1, "NARGS": nargs, "T_OUT": _glsl(out_dtype, "float"),
-               "T": "float" if compute_dtype == dtypes.float16 else dtypes.glsl_compute(compute_dtype),
+               "T": "float" if dtypes.is_half(compute_dtype) else dtypes.glsl_compute(compute_dtype),
                **dtypes.type_defines(types)}
-    if out_dtype == dtypes.float16:
+    if dtypes.is_half(out_dtype):
         defines["OUT_HALF"] = 1
+        if out_dtype == dtypes.bfloat16:
+            defines["OUT_BF16"] = 1
     wide_scalars = compute_dtype.itemsize == 8 and None in operands
     if wide_scalars:
         defines["WIDE_SCALARS"] = 1
@@ -156,8 +158,10 @@ def _plan(op: str, out_dtype, compute_dtype, operands: tuple, aligned: bool, nam
         letter = "ABC"[k]
         if x is not None:
             defines[f"T_{letter}"] = _glsl(x[1], "uint16_t")
-            if x[1] == dtypes.float16:
+            if dtypes.is_half(x[1]):
                 defines[f"{letter}_HALF"] = 1
+                if x[1] == dtypes.bfloat16:
+                    defines[f"{letter}_BF16"] = 1
             if compute_dtype == dtypes.int64 and x[1].kind == "i" and x[1].itemsize < 8:
                 defines[f"{letter}_SEXT64"] = 1  # elementwise.comp: around a lavapipe miscompile
             strides.append(broadcast_strides(x[0], out_shape))
@@ -310,7 +314,7 @@ def _binary(op: str, kind: str):
             a = asarray(a)
         if kind == "divide":  # true division is a float: numpy's float64 of 32-bit operands is float32 here
             compute = (_resolve("divide", (_ufunc_key(a), _ufunc_key(b)), op)[0]
-                       if any(isinstance(x, Array) and (dtypes.is_wide(x.dtype) or x.dtype == dtypes.float16)
+                       if any(isinstance(x, Array) and (dtypes.is_wide(x.dtype) or dtypes.is_half(x.dtype))
                               for x in (a, b)) else dtypes.float32)
         else:
             compute = _promote([a, b], op)
@@ -356,18 +360,25 @@ def _ufunc_key(x):
 def _resolve_keys(ufunc: str, keys: tuple, name: str) -> tuple:
     """(compute dtype, result dtype) of numpy's loop for these operand types, narrowed to 32 bits
     (bool computes as uint32 words)."""
+    # bfloat16 takes float16's loops (dtypes.result_type: promoted as float16 is; with float16
+    # itself, float32)
+    bf16 = dtypes.bfloat16 in keys
+    half = dtypes.float16 in keys
     try:
-        loop = getattr(np, ufunc).resolve_dtypes(keys + (None,))
+        loop = getattr(np, ufunc).resolve_dtypes(
+            tuple(dtypes.float16 if k == dtypes.bfloat16 else k for k in keys) + (None,))
     except TypeError:
         shown = ", ".join(str(k) if isinstance(k, np.dtype) else f"Python {k.__name__}" for k in keys)
         raise TypeError(f"{name}: not supported for {shown} (numpy has no loop for it either)") from None
     exact = any(map(dtypes.is_wide, keys))
     # numpy's float16 loop stays float16 for float16 input (computed in float32, rounded; _resolve
     # checks the device); for bool input it is float32 here, as before float16 computed
-    half = dtypes.float16 in keys
+    stays = dtypes.float32 if half and bf16 else dtypes.bfloat16 if bf16 else dtypes.float16
 
     def kept(d):
-        return d if d == dtypes.float16 and half else dtypes.narrow(d, name, wide=True, exact=exact)
+        if d == dtypes.float16 and (half or bf16):
+            return stays
+        return dtypes.narrow(d, name, wide=True, exact=exact)
     compute, out = kept(loop[0]), kept(loop[-1])
     return (dtypes.uint32 if compute == dtypes.bool_ else compute), out
 
@@ -592,26 +603,29 @@ abs = absolute
 
 
 def _cast_half(a: Array, dtype: np.dtype, bits: bool = False) -> Array:
-    """float32 -> float16 or float16 -> float32 (primitives/cast_half.comp); bits=True moves the
-    halves' bit patterns instead, float16 <-> uint32 (one half per word)."""
+    """float32 -> a half or a half -> float32 (primitives/cast_half.comp); bits=True moves the
+    halves' bit patterns instead, half <-> uint32 (one half per word)."""
     out = Array.empty(a.shape, dtype)
     if a.size:
-        defines = {"TO_HALF" if dtype == dtypes.float16 else "FROM_HALF": 1}
+        to = dtypes.is_half(dtype)
+        defines = {"TO_HALF" if to else "FROM_HALF": 1}
         if bits:
             defines["BITS"] = 1
+        elif (dtype if to else a.dtype) == dtypes.bfloat16:
+            defines["BF16"] = 1
         k = runtime.get().kernel("primitives/cast_half.comp", defines, WG)
         k([a.buffer, out.buffer], [a.size, a.offset, out.offset], (grid_groups(a.size, WG),))
     return out
 
 
 def half_bits(a: Array) -> Array:
-    """A float16 array's bit patterns, one per uint32 word (for the word-wise primitives)."""
+    """A half array's bit patterns, one per uint32 word (for the word-wise primitives)."""
     return _cast_half(a, dtypes.uint32, bits=True)
 
 
-def from_half_bits(u: Array) -> Array:
-    """The float16 array whose bit patterns `u` (uint32, as half_bits gives them) holds."""
-    return _cast_half(u, dtypes.float16, bits=True)
+def from_half_bits(u: Array, dtype: np.dtype = dtypes.float16) -> Array:
+    """The half array (float16 or bfloat16) whose bit patterns `u` (uint32, as half_bits gives them) holds."""
+    return _cast_half(u, dtype, bits=True)
 
 
 @recipe()
@@ -628,10 +642,10 @@ def astype(a: Array, dtype, /, *, copy=True, device=None) -> Array:
         check_device(device, "astype")
     if not copy and dtype == a.dtype:
         return a
-    if dtypes.float16 in (dtype, a.dtype):  # through float32, in numpy's rounding (to nearest even)
+    if dtypes.is_half(dtype) or dtypes.is_half(a.dtype):  # through float32, rounded to nearest even
         if dtype == a.dtype:  # a copy: the bit patterns, NaN payloads included
-            return from_half_bits(half_bits(a))
-        if a.dtype == dtypes.float16:
+            return from_half_bits(half_bits(a), dtype)
+        if dtypes.is_half(a.dtype):
             f = _cast_half(a, dtypes.float32)
             return f if dtype == dtypes.float32 else astype(f, dtype)
         return _cast_half(a if a.dtype == dtypes.float32 else astype(a, dtypes.float32), dtype)

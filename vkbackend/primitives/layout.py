@@ -3,8 +3,8 @@ Array.T), concatenate and stack.
 
 Shaders: primitives/copy.comp (a strided view copied into another, with a dtype conversion where
 they differ) and transpose.comp (tiled last-two-axes transpose). Elements of every dtype but
-float16 move as their bits in their own width (moves.py), so these take the 8/16/64-bit dtypes
-too, exactly; the transposes take float16 as its bit patterns, one half per word
+the halves move as their bits in their own width (moves.py), so these take the 8/16/64-bit dtypes
+too, exactly; the transposes take the halves as their bit patterns, one half per word
 (elementwise.half_bits). Every op checks its input and raises before recording GPU work, and records without
 submitting.
 
@@ -204,9 +204,9 @@ def _permute(a: Array, perm: list, name: str) -> Array:
         return a.reshape(out_shape)  # only unit axes move: same memory order, a view as numpy's
     if not a.size:
         return Array.empty(out_shape, a.dtype)
-    if a.dtype == dtypes.float16:  # held on any device: moved as bit patterns, one half per word
+    if dtypes.is_half(a.dtype):  # held on any device: moved as bit patterns, one half per word
         from .elementwise import from_half_bits, half_bits
-        return from_half_bits(_permute(half_bits(a), perm, name))
+        return from_half_bits(_permute(half_bits(a), perm, name), a.dtype)
     k = len(mperm) - 2
     if mperm == list(range(k)) + [k + 1, k] and min(merged[k], merged[k + 1]) >= _MIN_TILED_EDGE:
         if a.buffer.big or windows.is_big(nbytes(a.size, a.dtype)):
@@ -282,7 +282,7 @@ def _result_dtype(arrays, name: str) -> np.dtype:
     8/16/64-bit operand numpy's result)."""
     held = [held_dtype(x) for x in arrays]
     d = dtypes.promoted(held, name)
-    return dtypes.half_words(name) if d == dtypes.float16 else d  # float16: 16-bit words (moves.py)
+    return dtypes.half_words(name, d) if dtypes.is_half(d) else d  # a half: 16-bit words (moves.py)
 
 
 def _concat_shapes(shapes, axis, name: str) -> tuple:

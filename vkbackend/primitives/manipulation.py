@@ -8,7 +8,7 @@ of the output: flips walk with negative strides, broadcasts, tiles and integer r
 strides, roll copies one block per combination of the two segments of its rolled axes. What
 moves no element is a view, as numpy's (squeeze, expand_dims, reshape; flip of axes of length
 1). Functions that only move elements take every dtype an array holds, moved as bit patterns:
-float16 one half per word (half_bits), the 8/16/64-bit dtypes in their own width (moves.py).
+the halves one per word (half_bits), the 8/16/64-bit dtypes in their own width (moves.py).
 Everything is checked, and every copy planned, before any GPU work.
 """
 from __future__ import annotations
@@ -75,16 +75,16 @@ class _Block:
 def _assemble(x: Array, out_shape: tuple, blocks: list, name: str) -> Array:
     """A new array of out_shape made of strided copies of x's views, planned before any GPU work
     (a view whose dims do not merge into copy.comp's push constants raises ValueError here)."""
-    half = x.dtype == dtypes.float16
+    half = dtypes.is_half(x.dtype)
     word = dtypes.uint32 if half else x.dtype
-    base = 0 if half else x.offset   # float16 moves through half_bits(x), a fresh array
+    base = 0 if half else x.offset   # a half moves through half_bits(x), a fresh array
     plans = [plan_copy(b.shape, b.dst, b.dst_strides, base + b.src, b.src_strides, word, word, name)
              for b in blocks if math.prod(b.shape)]
     src = half_bits(x) if half and plans else x
     out = Array.empty(out_shape, word)
     for plan in plans:
         launch_copy(plan, out.buffer, src.buffer)
-    return from_half_bits(out) if half else out
+    return from_half_bits(out, x.dtype) if half else out
 
 
 def _view_copy(x: Array, shape: tuple, strides, src: int, name: str) -> Array:
@@ -93,10 +93,10 @@ def _view_copy(x: Array, shape: tuple, strides, src: int, name: str) -> Array:
 
 
 def _moved(x: Array, fn):
-    """fn(x) for an fn that only moves elements (checked already); float16 as bit patterns (the
+    """fn(x) for an fn that only moves elements (checked already); the halves as bit patterns (the
     8/16/64-bit dtypes move in their own width: fn takes them as they are)."""
-    if x.dtype == dtypes.float16:
-        return from_half_bits(fn(half_bits(x)))
+    if dtypes.is_half(x.dtype):
+        return from_half_bits(fn(half_bits(x)), x.dtype)
     return fn(x)
 
 

@@ -451,23 +451,24 @@ def _k_slices(k: int, bk: int, trips: tuple, m: int, n: int, batch: int) -> list
 # -- operands and checks ----------------------------------------------------------------------
 def _result_dtype(name: str, *ops, integers: bool = False) -> np.dtype:
     """The product's dtype from its operands (vk.Arrays or kept host data): float16 where numpy
-    keeps float16 (float16 with float16 or bool: matmul_half.py), float32 where numpy would promote
+    keeps float16 (float16 with float16 or bool: matmul_half.py), bfloat16 likewise (as torch and
+    JAX keep it; ml_dtypes' numpy loop gives float32), float32 where numpy would promote
     to another float; with `integers`, int32 or uint32 (dtypes.narrow refuses int32 with uint32,
     which numpy makes int64); TypeError otherwise."""
     held = [held_dtype(o) for o in ops]
-    promoted = np.result_type(*held)
+    promoted = dtypes.result_type(*held)
     exact = any(map(dtypes.is_wide, held))  # a wide operand: numpy's result is kept (float64 too)
     if integers and promoted.kind in "iu":
         return dtypes.narrow(promoted, name, wide=True, exact=exact)
     if integers and promoted.kind == "b":
         raise TypeError(f"{name}: bool operands are not supported: expected a numeric dtype (int32, "
                         "uint32, float32); cast with .astype()")
-    if promoted.kind != "f":
-        raise TypeError(f"{name}: {promoted} operands are not supported (float32, float64 or float16 "
-                        "only); cast with .astype(vk.float32)")
+    if not dtypes.is_float(promoted):
+        raise TypeError(f"{name}: {promoted} operands are not supported (float32, float64, float16 or "
+                        "bfloat16 only); cast with .astype(vk.float32)")
     if exact:  # float64 kept (numpy's float64 of a 64-bit operand too)
         return dtypes.narrow(promoted, name, exact=True)
-    return dtypes.float16 if promoted == dtypes.float16 else dtypes.float32
+    return promoted if dtypes.is_half(promoted) else dtypes.float32
 
 
 def _batch_shape(name: str, shapes) -> tuple:
@@ -533,8 +534,8 @@ def matmul(x1, x2) -> Array:
     batch = _batch_shape("matmul", [sa, sb])
     m, k, n = sa[-2], sa[-1], sb[-1]
     out_shape = batch + ((m,) if len(a.shape) > 1 else ()) + ((n,) if len(b.shape) > 1 else ())
-    if dtype == dtypes.float16:
-        return _half_matmul(a, b, sa, sb, batch, m, k, n, out_shape)
+    if dtypes.is_half(dtype):
+        return _half_matmul(a, b, sa, sb, batch, m, k, n, out_shape, dtype)
     dev = runtime.get().device
     f64 = dtype == dtypes.float64 and f64_config(dev) is not None
     if dtype != dtypes.float32 and not f64:
@@ -554,14 +555,15 @@ def matmul(x1, x2) -> Array:
     return out
 
 
-def _half_matmul(a, b, sa: tuple, sb: tuple, batch: tuple, m: int, k: int, n: int, out_shape: tuple) -> Array:
-    """float16 @ float16 (a bool operand taken as float16, as numpy does): float32 sums rounded
-    once to float16, on matmul_half.py's kernels."""
+def _half_matmul(a, b, sa: tuple, sb: tuple, batch: tuple, m: int, k: int, n: int, out_shape: tuple,
+                 half: np.dtype) -> Array:
+    """float16 @ float16 or bfloat16 @ bfloat16 (a bool operand taken as the half, as numpy does):
+    float32 sums rounded once to the half, on matmul_half.py's kernels."""
     from . import matmul_half  # it builds on this module
     env_config(runtime.get().device)
     strides = (_strides(sa, batch, m * k), _strides(sb, batch, k * n), _contiguous_strides(batch, m * n))
-    matmul_half.check(m, n, k, k, n, False, False, batch, strides)
-    A, B = asarray(a, dtypes.float16), asarray(b, dtypes.float16)
+    matmul_half.check(m, n, k, k, n, False, False, batch, strides, half)
+    A, B = asarray(a, half), asarray(b, half)
     return matmul_half.product(A, B, out_shape, m=m, n=n, k=k, lda=k, ldb=n, batch_shape=batch,
                                strides=strides)
 
@@ -641,10 +643,10 @@ def gemm(a, b, trans_a: bool = False, trans_b: bool = False, alpha: float = 1.0,
     else:
         if not isinstance(c, Array):
             raise TypeError(f"gemm: c must be a vk.Array (updated in place), got {type(c).__name__}")
-        if c.dtype == dtypes.float16 and dtype == dtypes.float16:
-            raise TypeError("gemm: c has dtype float16: a float16 c is not updated in place; pass "
-                            "c=None (a new float16 result) or a float32 c (float16 operands, float32 C)")
-        want = dtypes.float32 if dtype == dtypes.float16 else dtype
+        if dtypes.is_half(c.dtype) and dtypes.is_half(dtype):
+            raise TypeError(f"gemm: c has dtype {c.dtype}: a {c.dtype} c is not updated in place; pass "
+                            f"c=None (a new {dtype} result) or a float32 c ({dtype} operands, float32 C)")
+        want = dtypes.float32 if dtypes.is_half(dtype) else dtype
         if c.dtype != want:
             raise TypeError(f"gemm: c has dtype {c.dtype}: expected {want} (the product's)")
         if c.shape != out_shape:
@@ -656,9 +658,9 @@ def gemm(a, b, trans_a: bool = False, trans_b: bool = False, alpha: float = 1.0,
     env_config(dev)
     sa, sb = A_.shape, B_.shape
     strides = (_strides(sa, batch, m * k), _strides(sb, batch, k * n), _contiguous_strides(batch, m * n))
-    if dtype == dtypes.float16:
+    if dtypes.is_half(dtype):
         from . import matmul_half  # it builds on this module
-        matmul_half.check(m, n, k, sa[-1], n, trans_a, trans_b, batch, strides)
+        matmul_half.check(m, n, k, sa[-1], n, trans_a, trans_b, batch, strides, dtype)
         A, B = asarray(A_, dtype), asarray(B_, dtype)
         return matmul_half.product(A, B, out_shape, c=c, m=m, n=n, k=k, lda=sa[-1], ldb=sb[-1],
                                    trans_a=trans_a, trans_b=trans_b, alpha=alpha,

@@ -1,14 +1,18 @@
-"""float16 matrix products: float16 operands, float32 products and sums, one rounding to float16
-at the end (as cuBLAS and torch do). matmul.py routes here when both operands are float16 (numpy
-keeps float16 @ float16 in float16; float16 with float32 promotes to float32 and never comes here).
+"""float16 and bfloat16 matrix products: half operands, float32 products and sums, one rounding to
+the half at the end (as cuBLAS and torch do). matmul.py routes here when both operands are the same
+half (numpy keeps float16 @ float16 in float16; with float32 it promotes to float32 and never
+comes here).
 
-Two kernels, chosen per device (`path`):
+The kernels, chosen per device and dtype (`path`):
   'coopmat'   shaders/primitives/matmul_coopmat.comp: VK_KHR_cooperative_matrix 16 x 16 x 16
               float16 products accumulating in float32, where the device reports that shape and
               has COOPMAT_FEATURES and a fixed subgroup size (NVIDIA, ...; not lavapipe);
   'storage16' matmul.comp with HALF_IN=1: float16_t loads (16-bit storage), float32 arithmetic;
-  'packed'    matmul.comp with HALF_IN=2: halves unpacked from 32-bit words (any device).
-Both write a float32 matrix (every K slice of the loop budget adding into it), which astype rounds
+  'packed'    matmul.comp with HALF_IN=2: halves unpacked from 32-bit words (any device);
+  'bf16'      matmul.comp with HALF_IN=3: bfloat16 halves likewise (every device: glslang 13.1
+              has no bfloat16 cooperative matrices, GL_EXT_bfloat16); large bfloat16 products
+              cast to float32 and run on float32's tiles instead (tuning.BF16_VIA_FLOAT32_WORK).
+All write a float32 matrix (every K slice of the loop budget adding into it), which astype rounds
 to float16 once; gemm with a float32 `c` writes into `c` itself (float16 in, float32 out).
 """
 from __future__ import annotations
@@ -16,10 +20,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 
 from .. import dtypes, runtime
 from ..array import Array
-from . import launch
+from . import launch, tuning
 from . import matmul as mm
 
 SHADER = "primitives/matmul_coopmat.comp"
@@ -27,7 +33,7 @@ SHADER = "primitives/matmul_coopmat.comp"
 COOPMAT_FEATURES = frozenset({"cooperativeMatrix", "shaderFloat16", "storageBuffer16BitAccess",
                               "vulkanMemoryModel"})
 HALF_STORAGE = frozenset({"storageBuffer16BitAccess", "shaderFloat16"})
-_HALF_IN = {"storage16": 1, "packed": 2}
+_HALF_IN = {"storage16": 1, "packed": 2, "bf16": 3, "float32": 0}
 # Defines added to matmul_coopmat.comp's: tests set COOPMAT_EMULATED to run it on lavapipe.
 EXTRA_DEFINES: dict = {}
 
@@ -81,8 +87,11 @@ def has_coopmat(dev) -> bool:
             and dev.min_subgroup_size == dev.max_subgroup_size)
 
 
-def path(dev=None) -> str:
-    """'coopmat', 'storage16' or 'packed': the kernel float16 products take on `dev` (the open device)."""
+def path(dev=None, half: np.dtype = dtypes.float16) -> str:
+    """'coopmat', 'storage16' or 'packed': the kernel float16 products take on `dev` (the open
+    device); 'bf16' for bfloat16 ones (glslang 13 has no bfloat16 cooperative matrices)."""
+    if half == dtypes.bfloat16:
+        return "bf16"
     dev = dev or runtime.get().device
     if has_coopmat(dev) and all(_coop_configs(dev, ta, tb) for ta in (False, True) for tb in (False, True)):
         return "coopmat"
@@ -106,10 +115,11 @@ def _coop_config(dev, m: int, n: int, k: int, batch: int, trans_a: bool, trans_b
     return fitting[-1]
 
 
-def check(m: int, n: int, k: int, lda: int, ldc: int, trans_a: bool, trans_b: bool, batch, strides) -> None:
+def check(m: int, n: int, k: int, lda: int, ldc: int, trans_a: bool, trans_b: bool, batch, strides,
+          half: np.dtype = dtypes.float16) -> None:
     """LoopBudgetError (before any GPU work) where the product does not fit the loop budget."""
     m, extents, _ = mm._collapse(m, lda, ldc, trans_a, batch, strides)
-    if path() != "coopmat":
+    if path(half=half) != "coopmat":
         mm.check_loop_budget(m, n, k, extents)
         return
     if launch.loop_budget() is None or m == 0 or n == 0 or math.prod(extents) == 0:
@@ -128,22 +138,26 @@ def _tile(cfg: CoopConfig):
 def product(A: Array, B: Array, out_shape: tuple, *, c: Array | None = None, m: int, n: int, k: int,
             lda: int, ldb: int, trans_a: bool = False, trans_b: bool = False, alpha: float = 1.0,
             beta: float = 0.0, batch_shape=(), strides=((), (), ())) -> Array:
-    """alpha * op(A) @ op(B) (+ beta * c) for float16 A, B (contiguous (..., rows, ld), batch strides
-    in halves). c None: a new float16 array of out_shape, summed in float32 and rounded once (beta
-    must be 0): by the cooperative-matrix kernel itself where it can (one K slice, an even row
-    length), else through a float32 array; else c (float32) updated in place and returned."""
-    kind = path()
+    """alpha * op(A) @ op(B) (+ beta * c) for float16 or bfloat16 A, B (contiguous (..., rows, ld),
+    batch strides in halves). c None: a new array of out_shape in A's dtype, summed in float32 and
+    rounded once (beta must be 0): by the cooperative-matrix kernel itself where it can (one K
+    slice, an even row length), else through a float32 array; else c (float32) updated in place
+    and returned."""
+    half = A.dtype
+    kind = path(half=half)
+    if kind == "bf16" and m * n * k * math.prod(batch_shape) >= tuning.BF16_VIA_FLOAT32_WORK:
+        A, B, kind = A.astype(dtypes.float32), B.astype(dtypes.float32), "float32"  # (tuning.py)
     if c is not None:
         _record(kind, A, B, c, m=m, n=n, k=k, lda=lda, ldb=ldb, trans_a=trans_a, trans_b=trans_b,
                 alpha=alpha, beta=beta, batch_shape=batch_shape, strides=strides)
         return c
     if math.prod(out_shape) == 0:
-        return Array.empty(out_shape, dtypes.float16)
+        return Array.empty(out_shape, half)
     direct = kind == "coopmat" and n % 2 == 0 and launch.loop_budget() is None
-    out = Array.empty(out_shape, dtypes.float16 if direct else dtypes.float32)
+    out = Array.empty(out_shape, half if direct else dtypes.float32)
     _record(kind, A, B, out, m=m, n=n, k=k, lda=lda, ldb=ldb, trans_a=trans_a, trans_b=trans_b,
             alpha=alpha, beta=0.0, batch_shape=batch_shape, strides=strides, out_half=direct)
-    return out if direct else out.astype(dtypes.float16)
+    return out if direct else out.astype(half)
 
 
 def _record(kind, A, B, C, *, m, n, k, lda, ldb, trans_a, trans_b, alpha, beta, batch_shape, strides,

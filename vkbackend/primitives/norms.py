@@ -1,6 +1,6 @@
 """vk.linalg.vector_norm and vk.linalg.matrix_norm (the standard's and numpy.linalg's), in
-float32 (float64 for float64 input), from reductions and elementwise ops. float16 input (where
-the device computes on it) is normed in float32 and the result rounded once to float16, numpy's
+float32 (float64 for float64 input), from reductions and elementwise ops. float16 and bfloat16 input
+(where the device computes on it) is normed in float32 and the result rounded once to its dtype, numpy's
 result dtype (numpy's float16 norm of [300, 400] overflows to inf; this one is 500).
 
 An empty vector's inf-norm is 0, its -inf-norm has no value (ValueError), as numpy's.
@@ -30,12 +30,12 @@ __all__: list = []  # vk.linalg's (vkbackend/linalg.py), not the namespace's
 
 
 def _float(x: Array) -> Array:
-    """float32 and float64 as they are; integers, bool and float16 as float32."""
+    """float32 and float64 as they are; integers, bool and the halves as float32."""
     return x if x.dtype in (dtypes.float32, dtypes.float64) else astype(x, dtypes.float32)
 
 
 def _input(x, name: str) -> Array:
-    """x as an operand: the 32-bit dtypes, float64 and float16 (the integers narrower or wider
+    """x as an operand: the 32-bit dtypes, float64 and the halves (the integers narrower or wider
     than 32 bits are refused, as float32 does not hold all of int64)."""
     if isinstance(x, Array) and x.dtype == dtypes.float64:
         return operand(x, name, "x", wide=True)
@@ -43,8 +43,8 @@ def _input(x, name: str) -> Array:
 
 
 def _result(out: Array, x: Array) -> Array:
-    """The norm `out` (float32 for float16 input) in the dtype numpy gives for x's."""
-    return astype(out, dtypes.float16) if x.dtype == dtypes.float16 else out
+    """The norm `out` (float32 for half input) in the dtype numpy gives for x's."""
+    return astype(out, x.dtype) if dtypes.is_half(x.dtype) else out
 
 
 def _order(ord, name: str) -> float:

@@ -27,7 +27,7 @@ HOST_DATA = (np.ndarray, list, tuple, numbers.Number, np.generic)
 
 def operand(x, name: str, what: str = "a", *, host: str = "refuse", half: bool | str = False,
             wide: bool = False):
-    """`x` as an operand of `name`: a vk.Array of a dtype ops compute in (float16 too where
+    """`x` as an operand of `name`: a vk.Array of a dtype ops compute in (the halves too where
     `half`: True, the op moves its bit patterns or casts it, on any device; "words", it reads or
     writes the halves as 16-bit words, where the device can (dtypes.half_words); the WIDE dtypes
     too where `wide`), else TypeError naming `what`. Host data
@@ -53,9 +53,9 @@ def operand(x, name: str, what: str = "a", *, host: str = "refuse", half: bool |
 
 def _check(d: np.dtype, name: str, half: bool | str, wide: bool) -> None:
     """operand's dtype rule (see there)."""
-    if half and d == dtypes.float16:
+    if half and dtypes.is_half(d):
         if half == "words":
-            dtypes.half_words(name)
+            dtypes.half_words(name, d)
     elif not (wide and dtypes.is_wide(d)):
         dtypes.computable(d, name)
 

@@ -41,7 +41,7 @@ def _result_dtype(a, b, name: str) -> np.dtype:
 
 
 def _operands(x1, x2, name: str) -> tuple:
-    """float16 too where the device computes on it (16-bit storage): in float32, each result
+    """The halves too where the device computes on them (16-bit storage): in float32, each result
     rounded once (tensordot through matmul; the others through the elementwise functions)."""
     return (operand(x1, name, "x1", host="keep", half="words", wide=True),
             operand(x2, name, "x2", host="keep", half="words", wide=True))
@@ -123,7 +123,7 @@ def vecdot(x1, x2, /, *, axis=-1) -> Array:
         raise ValueError(f"{name}: the vectors along axis {ax} differ in length: {a.shape[ax]} in x1 "
                          f"{a.shape}, {b.shape[ax]} in x2 {b.shape}")
     shape = _broadcast(name, a.shape, b.shape)
-    t = dtypes.float32 if dt == dtypes.float16 else dt  # float16: exact products summed in float32
+    t = dtypes.float32 if dtypes.is_half(dt) else dt  # a half: exact products summed in float32
     out = _sum(multiply(asarray(a, t), asarray(b, t)), axis=len(shape) + ax, dtype=t)
     return out if t == dt else out.astype(dt)  # rounded once
 

@@ -9,7 +9,7 @@ output tile merges their partial states (an atomic counter), so there is never a
 Result types follow the array API standard (numpy where it is silent), 32-bit where numpy would
 widen: sums and products of bool and of signed integers of up to 32 bits are int32 (the default
 integer), of unsigned ones uint32, and wrap modulo 2**32; int64, uint64 and float64 keep their
-dtype (wrapping modulo 2**64); dtype= may ask for any dtype but bool and float16 (8/16-bit ones
+dtype (wrapping modulo 2**64); dtype= may ask for any dtype but bool and the halves (8/16-bit ones
 accumulate in 32 bits and wrap when stored, as numpy's own wrap). mean, var and std return float64
 for float64, int64 and uint64 data, else float32 (dtype= may ask for either); argmax/argmin
 return int32 indices. mean sums in float32 along a tree (per invocation, workgroup, split), var and
@@ -144,7 +144,7 @@ def _types(op: _Op, in_dtype, dtype):
         dtype = dtypes.check(dtype, held=True)  # the WIDE dtypes where the device has them
         if op.divide and dtype not in (dtypes.float32, dtypes.float64):
             raise TypeError(f"{op.name}: dtype {dtype} is not supported; expected float32 or float64")
-        if dtype in (dtypes.bool_, dtypes.float16):
+        if dtype == dtypes.bool_ or dtypes.is_half(dtype):
             raise TypeError(f"{op.name}: dtype {dtype} is not supported; expected an integer dtype, "
                             "float32 or float64")
         return dtype, dtype
@@ -516,9 +516,9 @@ def _check_windows(op: _Op, shape: tuple, in_dtype, axes: tuple) -> None:
 
 def _reduce(op: _Op, a, axis, keepdims: bool, dtype=None, ddof=0) -> Array:
     shape, in_dtype, host = _inspect(a, op.name)
-    half = in_dtype == dtypes.float16  # reduced in float32, a float result rounded to float16 (numpy's)
-    if half:
-        dtypes.half_words(op.name)
+    half = in_dtype if dtypes.is_half(in_dtype) else None  # reduced in float32, a float result
+    if half:                                                # rounded to the half (numpy's type)
+        dtypes.half_words(op.name, half)
         in_dtype = dtypes.float32
     elif not dtypes.is_wide(in_dtype):
         dtypes.computable(in_dtype, op.name)
@@ -539,7 +539,7 @@ def _reduce(op: _Op, a, axis, keepdims: bool, dtype=None, ddof=0) -> Array:
     else:
         out = _var(x, axes, op, ddof, out_dtype) if op.dev else _chain(x, axes, op, acc, out_dtype, n)
     if half and dtype is None and out_dtype.kind == "f":
-        out = astype(out, dtypes.float16)
+        out = astype(out, half)
     return out.reshape(out_shape)
 
 

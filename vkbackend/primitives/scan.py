@@ -189,8 +189,8 @@ def _plan_types(name: str, op: str, in_dtype: np.dtype, dtype):
             target = dtypes.check(dtype, held=True)  # the WIDE dtypes where the device has them
         except TypeError as e:
             raise TypeError(f"{name}: dtype: {e}") from None
-        if target == dtypes.float16:
-            raise TypeError(f"{name}: dtype: float16 is not supported ({dtypes.HALF_USES})")
+        if dtypes.is_half(target):
+            raise TypeError(f"{name}: dtype: {target} is not supported ({dtypes.HALF_USES})")
     if target == dtypes.bool_:
         # numpy adds bools as logical or and multiplies them as logical and: on 0/1 words, max and
         # mul (whose identity, 1, keeps an exclusive scan's first word a valid bool).
@@ -452,9 +452,9 @@ def _cumulative(name: str, op: str, a, axis, dtype, exclusive, reverse, algorith
     reverse = flag(reverse, name, "reverse")
     if not isinstance(algorithm, str) or algorithm not in ALGORITHMS:
         raise ValueError(f"{name}: algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
-    half = in_dtype == dtypes.float16  # scanned as a float32 copy; without dtype=, each result rounded once
-    if half:
-        dtypes.half_words(name)
+    half = in_dtype if dtypes.is_half(in_dtype) else None  # scanned as a float32 copy; without
+    if half:                                                # dtype=, each result rounded once
+        dtypes.half_words(name, half)
         in_dtype = dtypes.float32
     kind, out_dtype, cast = _plan_types(name, op, in_dtype, dtype)
     axis = _normalize_axis(name, axis, max(len(shape), 1))  # a 0-d array scans as shape (1,)
@@ -475,7 +475,7 @@ def _cumulative(name: str, op: str, a, axis, dtype, exclusive, reverse, algorith
     if half:
         x = elementwise.astype(x, in_dtype) if host is None else x  # host data: uploaded as float32
         out = _cumulative(name, op, x, axis, dtype, exclusive, reverse, algorithm)
-        return out if dtype is not None else elementwise.astype(out, dtypes.float16)
+        return out if dtype is not None else elementwise.astype(out, half)
     if size == 0:
         return Array.empty(out_shape, out_dtype)
     if cast is not None:

@@ -54,7 +54,7 @@ def _value_operand(value, dtype: np.dtype, name: str):
     as numpy's assignment casts it: OverflowError for an int that does not fit), a vk.Array, or a
     host array cast to dtype (numpy's unsafe cast of arrays)."""
     if isinstance(value, Array):
-        if not (dtypes.is_wide(value.dtype) or value.dtype == dtypes.float16):  # float16: cast by astype
+        if not (dtypes.is_wide(value.dtype) or dtypes.is_half(value.dtype)):  # a half: cast by astype
             dtypes.computable(value.dtype, name)
         return value
     if isinstance(value, complex) or isinstance(value, np.complexfloating):
@@ -97,8 +97,8 @@ def _broadcast_walk(vshape: tuple, shape: tuple, name: str) -> list:
 def setitem(a: Array, key, value) -> None:
     """a[key] = value (see the module's docstring), recorded into a's buffer."""
     name = "setitem"
-    if a.dtype == dtypes.float16:  # moved as 16-bit words (moves.py) where the device has them
-        dtypes.half_words(name)
+    if dtypes.is_half(a.dtype):  # moved as 16-bit words (moves.py) where the device has them
+        dtypes.half_words(name, a.dtype)
     elif not dtypes.is_wide(a.dtype):  # the 8/16/64-bit dtypes move as bits (moves.py)
         dtypes.computable(a.dtype, name)
     key = key if isinstance(key, tuple) else (key,)
@@ -293,8 +293,8 @@ def inplace(a: Array, op: str, fn, other, symbol: str):
     name = f"{symbol}="
     if not isinstance(other, (Array,) + HOST_DATA):
         raise TypeError(f"{name}: unsupported operand type {type(other).__name__}")
-    if a.dtype == dtypes.float16:
-        dtypes.half_words(name)
+    if dtypes.is_half(a.dtype):
+        dtypes.half_words(name, a.dtype)
     oshape = tuple(other.shape) if isinstance(other, Array) else np.shape(other)
     if op == "matmul":  # a @ b keeps a's shape where b is square (n x n) and adds no batch dims
         ok = a.ndim >= 1 and len(oshape) >= 2 and oshape[-2:] == (a.shape[-1],) * 2

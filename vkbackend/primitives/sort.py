@@ -267,9 +267,9 @@ def _radix_sort(keys: Array, plan: _Plan, descending: bool, rows: int, want_keys
 
 # ---- sort, argsort -----------------------------------------------------------------------------
 def _keys_dtype(x) -> tuple:
-    """(the dtype x is sorted as, whether it is float16: sorted as its exact float32 values)."""
+    """(the dtype x is sorted as, the half it is or None: a half sorts as its exact float32 values)."""
     d = held_dtype(x)
-    return (dtypes.float32, True) if d == dtypes.float16 else (d, False)
+    return (dtypes.float32, d) if dtypes.is_half(d) else (d, None)
 
 
 def _sort(name: str, x, axis, descending, stable, want_keys: bool) -> Array:
@@ -302,7 +302,7 @@ def _sort(name: str, x, axis, descending, stable, want_keys: bool) -> Array:
     if not want_keys:
         return out
     out = _from_keys(out, d)
-    return astype(out, dtypes.float16) if half else out
+    return astype(out, half) if half else out
 
 
 def sort(x, /, *, axis=-1, descending: bool = False, stable: bool = True) -> Array:
@@ -403,7 +403,7 @@ def _unique(name: str, x):
     inverse = Array.empty((n,), dtypes.int32)
     put(inverse, perm, cumsum(first, dtype=dtypes.int32) - 1, unique_indices=True, check_indices=False)
     values = _from_keys(_take(values, starts), d)
-    return (astype(values, dtypes.float16) if half else values, take(perm, starts, check_indices=False),
+    return (astype(values, half) if half else values, take(perm, starts, check_indices=False),
             inverse.reshape(shape), counts)
 
 

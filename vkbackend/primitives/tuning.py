@@ -44,3 +44,12 @@ MATMUL_ORDER = ("wide", "mid", "tiny")
 # few tiles took the logistic regression (100 x 1 x 1000) from 2361 to 3119 it/s but the MLP step
 # (256 x 512 x 256 products) from 2813 to 2657.
 MATMUL_SPLIT_K_DEPTH = 4
+
+# -- matmul_half.py ---------------------------------------------------------------------------------
+# bfloat16 products of at least this much work (m * n * k * batch) are cast to float32 and run on
+# float32's tiles: matmul.comp reading bfloat16 words (HALF_IN=3) ran slower than the casts plus
+# the float32 kernel. H200, 2026-11-26, n^3 alternated in one process
+# (docs/bench/2026-11-26/h200-session16-bf16-probe.txt): 2048 0.566 ms against 0.437, 4096 4.49 against
+# 3.32; without bounds tests on whole tiles (EDGE=0) no faster. Below 1024^3 the two casts'
+# dispatches are not worth it (not measured: the threshold sits a factor 8 under the first gain).
+BF16_VIA_FLOAT32_WORK = 1 << 30
