@@ -6,9 +6,11 @@
     dx, dweight = vk.rms_norm_vjp(x, weight, cotangent, normalized_shape, eps=None)
 
 x is normalized over its trailing dims `normalized_shape`; every leading dim is a row. float32,
-float32 accumulation; float16 and bfloat16 arrays (x, weight, bias, cotangent, each its own) are converted to
-float32 first and each result rounded once to its input's dtype (y and dx x's, dweight weight's,
-dbias bias's), as torch's half layer norm computes in float32. With a float64 array among them
+float32 accumulation; float16 and bfloat16 arrays (x, weight, bias, cotangent, each its own) are
+computed in float32 and each result rounded once to its input's dtype (y and dx x's, dweight
+weight's, dbias bias's), as torch's half layer norm computes: x and dy of one half dtype are read
+and y and dx written as halves by the kernels themselves (HALF_IO, where the device has 16-bit
+storage), the rest converted first. With a float64 array among them
 everything is converted to float64 and computed in it by the same kernels' float64 variants,
 each result then in its input's dtype as above.
 Kernels (shaders/ops/layernorm.comp):
@@ -186,8 +188,12 @@ def _check(fn, x, normalized_shape, params: dict, cotangent=_NO_COTANGENT):
     out_dtypes = {n: None if v is None else held_dtype(v) for n, v in {"x": x, **checked}.items()}
     held = [held_dtype(v) for v in (x, *checked.values(), cotangent) if v is not None]
     compute = dtypes.float64 if dtypes.float64 in held else dtypes.float32
-    up = lambda a: None if a is None else asarray(a, compute)  # noqa: E731 (halves converted)
-    return up(x), ns, {n: up(v) for n, v in checked.items()}, up(cotangent), out_dtypes
+    # x (and dy) of one half stay as they are where the kernel reads them in place (HALF_IO)
+    hx = out_dtypes["x"]
+    rows = hx if (dtypes.is_half(hx) and compute == dtypes.float32 and not dtypes.missing_features(hx)
+                  and (cotangent is None or held_dtype(cotangent) == hx)) else compute
+    up = lambda a, d=compute: None if a is None else asarray(a, d)  # noqa: E731 (halves converted)
+    return up(x, rows), ns, {n: up(v) for n, v in checked.items()}, up(cotangent, rows), out_dtypes
 
 
 def _rounded(a, dtype):
@@ -205,8 +211,14 @@ def _vec4_ok(d: int, *arrays) -> bool:
 
 
 # ------------------------------------------------------------------------------- recording
-def _defines(pl: Plan, backward: bool, rms: bool, has_w: bool, has_b: bool, dev, f64: bool) -> dict:
+def _defines(pl: Plan, backward: bool, rms: bool, has_w: bool, has_b: bool, dev, f64: bool,
+             half=None) -> dict:
+    """half: x's dtype where it is a half (HALF_IO: x, y / dy, dx held as its bits)."""
     d = {"N": pl.n}
+    if half is not None:
+        d.update(HALF_IO=1, VK_WIDE=1)
+        if half == dtypes.bfloat16:
+            d["HALF_BF16"] = 1
     if f64:
         d.update(F64=1, VK_WIDE=1, VK_MATH64=1, WG_T64="double")
         if dev.has("arithmetic"):
@@ -297,6 +309,7 @@ def _forward(x, ns, w, b, eps, rms) -> Array:
     if x.size == 0:
         return Array.empty(x.shape, x.dtype)
     f64 = x.dtype == dtypes.float64
+    half = x.dtype if dtypes.is_half(x.dtype) else None
     rt = runtime.get()
     dev = rt.device
     pl = plan(d, _vec4_ok(d, x, w, b), backward=False, dev=dev, f64=f64)
@@ -309,7 +322,7 @@ def _forward(x, ns, w, b, eps, rms) -> Array:
     trips = -(-rows // (groups * per_group))
     # rows grid-stride; where the budget cannot take them all, several dispatches take turns
     step = groups * per_group * -(-trips // budget_chunks(trips, 1 + _row_cost(pl, d, False, rms, dev)))
-    k = rt.kernel(_SHADER, _defines(pl, False, rms, w is not None, b is not None, dev, f64), pl.wg)
+    k = rt.kernel(_SHADER, _defines(pl, False, rms, w is not None, b is not None, dev, f64, half), pl.wg)
     dv = d // wd
     for r0 in range(0, rows, step):
         push = _push(min(step, rows - r0), dv, d, eps, (x.offset // wd + r0 * dv, 0 if w is None else w.offset // wd,
@@ -329,11 +342,16 @@ def _statistics(x2: Array, eps: float, rms: bool) -> tuple:
     return xc, ew.sqrt(ew.add(var, eps))
 
 
+def _widened(a: Array) -> Array:
+    """A half x or dy as float32 (the split paths compute on whole arrays, rounded once at the end)."""
+    return a.astype(dtypes.float32) if dtypes.is_half(a.dtype) else a
+
+
 def _forward_split(x, ns, w, b, eps, rms) -> Array:
     """Rows too long for one workgroup's loop budget: the statistics by reductions along the rows
     (split across workgroups as the budget needs), the normalization elementwise."""
     d = math.prod(ns)
-    xc, std = _statistics(_rows_view(x, d), eps, rms)
+    xc, std = _statistics(_rows_view(_widened(x), d), eps, rms)
     y = ew.divide(xc, std)
     if w is not None:
         y = ew.multiply(y, w.reshape((d,)))
@@ -346,7 +364,7 @@ def _backward_split(x, ns, w, dy, eps, rms, want_w: bool, want_b: bool):
     """_forward_split's counterpart: dx = (g - mean(g) - xhat * mean(g * xhat)) / std with
     g = dy * w and xhat = xc / std; dweight and dbias as column sums."""
     d = math.prod(ns)
-    x2, dy2 = _rows_view(x, d), _rows_view(dy, d)
+    x2, dy2 = _rows_view(_widened(x), d), _rows_view(_widened(dy), d)
     xc, std = _statistics(x2, eps, rms)
     xhat = ew.divide(xc, std)
     g = dy2 if w is None else ew.multiply(dy2, w.reshape((d,)))
@@ -421,10 +439,12 @@ def _backward(x, ns, w, dy, eps, rms, want_w: bool, want_b: bool):
     kk = int(want_w) + int(want_b)
     if d == 0 or rows == 0:
         dx = Array.empty(x.shape, x.dtype)
-        dw = zeros(ns, dtype=x.dtype) if want_w else None
+        dw = zeros(ns, dtype=x.dtype) if want_w else None  # rounded to the weight's dtype by the caller
         db = zeros(ns, dtype=x.dtype) if want_b else None
         return dx, dw, db
     f64 = x.dtype == dtypes.float64
+    half = x.dtype if dtypes.is_half(x.dtype) else None
+    acc = dtypes.float32 if half else x.dtype  # the partial sums' dtype
     rt = runtime.get()
     dev = rt.device
     pl = plan(d, _vec4_ok(d, x, w, dy), backward=True, dev=dev, f64=f64)
@@ -438,15 +458,15 @@ def _backward(x, ns, w, dy, eps, rms, want_w: bool, want_b: bool):
         groups = min(groups, -(-rows // (per_group * BWD_MIN_ROWS)), max(1, BWD_THREADS // pl.wg),
                      max(1, PARTIAL_MAX_FLOATS // (kk * dp)))
     groups = max(1, min(groups, dev.max_workgroup_count[0]))
-    groups = _bwd_groups(rows, per_group, groups, pl, d, rms, kk, dev, x.dtype.itemsize)
+    groups = _bwd_groups(rows, per_group, groups, pl, d, rms, kk, dev, acc.itemsize)
     ps4 = dp // 4
     ncols = kk * ps4
     if kk and not f64:
         cwg, cols = _colsum_plan(groups, ncols, dev)
     dx = Array.empty(x.shape, x.dtype)
     ps = dp // wd
-    part = Array.empty((kk * groups * dp,), x.dtype) if kk else None
-    k = rt.kernel(_SHADER, _defines(pl, True, rms, want_w, want_b, dev, f64), pl.wg)
+    part = Array.empty((kk * groups * dp,), acc) if kk else None
+    k = rt.kernel(_SHADER, _defines(pl, True, rms, want_w, want_b, dev, f64, half), pl.wg)
     push = _push(rows, d // wd, d, eps, (x.offset // wd, 0 if w is None else w.offset // wd, dy.offset // wd,
                  dx.offset // wd), ps, groups * ps, f64)
     bufs = [x.buffer, _buf(w, x), dy.buffer, dx.buffer]

@@ -9,6 +9,7 @@
 // @variants ?BACKWARD ?RMS ?HAS_W ?HAS_B ?VEC4 N=0|2
 // @variants BACKWARD|HAS_W VEC4 N=2 SG_ROWS SG_MIN=4 SG_CAP=64 +subgroup
 // @variants ?BACKWARD ?RMS HAS_W HAS_B ?VEC4 N=0|2 F64 VK_WIDE VK_MATH64 WG_T64=double
+// @variants ?BACKWARD HAS_W HAS_B ?VEC4 N=0|2 HALF_IO ?HALF_BF16 VK_WIDE
 // Layer norm / RMS norm over rows of length D, forward and backward (ops/layernorm.py plans it).
 //
 // Defines:
@@ -22,6 +23,9 @@
 //   SG_ROWS    a subgroup per row (needs subgroup arithmetic, N > 0); else a workgroup per row
 //   SG_MIN     SG_ROWS: the smallest subgroup size N was planned for
 //   SG_CAP     SG_ROWS backward: vectors of shared memory to combine the subgroups' partials
+//   HALF_IO    x and y (backward: dy and dx) are float16's bits (HALF_BF16: bfloat16's), read into
+//              float32 and written rounded to nearest even; weight, bias and partials float32
+//              (with VK_WIDE)
 //   F64        float64 rows, statistics and partials (with VK_WIDE VK_MATH64 WG_T64=double, and
 //              SG_T64 where subgroup arithmetic takes doubles); 1 / D, the square root and the
 //              reciprocal are the device's refined by their residual (lib/math64.glsl: Vulkan
@@ -87,10 +91,38 @@ R rstd_of(R var) { return div_refine_d(1.0lf, sqrt_refine_d(var + packDouble2x32
 R rstd_of(R var) { return inversesqrt(var + p.eps); }
 #endif
 
-layout(std430, binding = 0) restrict readonly buffer X { VT x_[]; };
+// HT: a vector of x, y (dy, dx) as it is held; load_h / store_h convert to and from VT.
+#ifdef HALF_IO
+#ifdef HALF_BF16
+#define H_TO_F BF16_TO_FLOAT
+#define F_TO_H FLOAT_TO_BF16
+#else
+#define H_TO_F HALF_TO_FLOAT
+#define F_TO_H FLOAT_TO_HALF
+#endif
+#ifdef VEC4
+#define HT u16vec4
+VT load_h(HT h) { return VT(H_TO_F(h.x), H_TO_F(h.y), H_TO_F(h.z), H_TO_F(h.w)); }
+HT store_h(VT v) { return HT(F_TO_H(v.x), F_TO_H(v.y), F_TO_H(v.z), F_TO_H(v.w)); }
+#else
+#define HT uint16_t
+VT load_h(HT h) { return H_TO_F(h); }
+HT store_h(VT v) { return F_TO_H(v); }
+#endif
+#else
+#define HT VT
+#define load_h(h) (h)
+#define store_h(v) (v)
+#endif
+
+layout(std430, binding = 0) restrict readonly buffer X { HT x_[]; };
 layout(std430, binding = 1) restrict readonly buffer W { VT w_[]; };
-layout(std430, binding = 2) restrict readonly buffer B { VT b_[]; };
-layout(std430, binding = 3) restrict writeonly buffer Y { VT y_[]; };
+#ifdef BACKWARD
+layout(std430, binding = 2) restrict readonly buffer B { HT b_[]; };  // dy
+#else
+layout(std430, binding = 2) restrict readonly buffer B { VT b_[]; };  // bias
+#endif
+layout(std430, binding = 3) restrict writeonly buffer Y { HT y_[]; };
 
 #if defined(BACKWARD) && (defined(HAS_W) || defined(HAS_B))
 #define ACCUMULATE
@@ -154,7 +186,7 @@ void main() {
         R s = R(0.0);
         [[unroll]] for (uint j = 0u; j < N; ++j) {
             const uint i = j * lanes + lane;
-            const VT t = x_[xb + min(i, p.dv - 1u)];
+            const VT t = load_h(x_[xb + min(i, p.dv - 1u)]);
             v[j] = i < p.dv ? t : VT(0.0);
 #ifdef RMS
             s += hsum(v[j] * v[j]);
@@ -178,23 +210,23 @@ void main() {
         [[unroll]] for (uint j = 0u; j < N; ++j) {
             const uint i = j * lanes + lane;
             const VT y = normalize(v[j], mean, rstd, min(i, p.dv - 1u));
-            if (i < p.dv) y_[yb + i] = y;
+            if (i < p.dv) y_[yb + i] = store_h(y);
         }
 #else  // N == 0: the row does not fit in registers; stream it (later passes mostly hit cache)
 #ifdef RMS
         const R mean = R(0.0);
 #else
         R s = R(0.0);
-        for (uint i = lane; i < p.dv; i += lanes) s += hsum(x_[xb + i]);
+        for (uint i = lane; i < p.dv; i += lanes) s += hsum(load_h(x_[xb + i]));
         const R mean = ROW_MEAN(ROW_SUM(s));
 #endif
         R q = R(0.0);
         for (uint i = lane; i < p.dv; i += lanes) {
-            const VT c = x_[xb + i] - mean;
+            const VT c = load_h(x_[xb + i]) - mean;
             q += hsum(c * c);
         }
         const R rstd = rstd_of(ROW_MEAN(ROW_SUM(q)));
-        for (uint i = lane; i < p.dv; i += lanes) y_[yb + i] = normalize(x_[xb + i], mean, rstd, i);
+        for (uint i = lane; i < p.dv; i += lanes) y_[yb + i] = store_h(normalize(load_h(x_[xb + i]), mean, rstd, i));
 #endif
     }
 }
@@ -283,7 +315,7 @@ void main() {
         VT xv[N], dyv[N];
         [[unroll]] for (uint j = 0u; j < N; ++j) {
             const uint i = j * lanes + lane, ic = min(i, p.dv - 1u);
-            const VT tx = x_[xb + ic], tg = b_[gb + ic];
+            const VT tx = load_h(x_[xb + ic]), tg = load_h(b_[gb + ic]);
             xv[j] = i < p.dv ? tx : VT(0.0);
             dyv[j] = i < p.dv ? tg : VT(0.0);
         }
@@ -309,13 +341,13 @@ void main() {
         const R mean = R(0.0);
 #else
         R s = R(0.0);
-        for (uint i = lane; i < p.dv; i += lanes) s += hsum(x_[xb + i]);
+        for (uint i = lane; i < p.dv; i += lanes) s += hsum(load_h(x_[xb + i]));
         const R mean = ROW_MEAN(ROW_SUM(s));
 #endif
         R q = R(0.0), sg = R(0.0), sgx = R(0.0);
         for (uint i = lane; i < p.dv; i += lanes) {
-            const VT xc = x_[xb + i] - mean;
-            const VT g = weighted(b_[gb + i], i);
+            const VT xc = load_h(x_[xb + i]) - mean;
+            const VT g = weighted(load_h(b_[gb + i]), i);
             q += hsum(xc * xc);
             sg += hsum(g);
             sgx += hsum(g * xc);
@@ -334,7 +366,7 @@ void main() {
             const uint i = j * lanes + lane;
             const VT xc = xv[j] - mean;
             const VT dx = rstd * (G(j) - mg - xc * c2);
-            if (i < p.dv) y_[ob + i] = dx;
+            if (i < p.dv) y_[ob + i] = store_h(dx);
 #ifdef HAS_W
             dw[j] += dyv[j] * (xc * rstd);  // dy = 0 on padding lanes
 #endif
@@ -344,9 +376,9 @@ void main() {
         }
 #else
         for (uint i = lane; i < p.dv; i += lanes) {
-            const VT xc = x_[xb + i] - mean;
-            const VT dy = b_[gb + i];
-            y_[ob + i] = rstd * (weighted(dy, i) - mg - xc * c2);
+            const VT xc = load_h(x_[xb + i]) - mean;
+            const VT dy = load_h(b_[gb + i]);
+            y_[ob + i] = store_h(rstd * (weighted(dy, i) - mg - xc * c2));
 #ifdef HAS_W
             part_[pb + i] += dy * (xc * rstd);
 #endif

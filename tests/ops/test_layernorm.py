@@ -385,31 +385,47 @@ def test_bad_input_with_gpu_arrays_raises_before_gpu_work():
             vk.layer_norm(xf, 4, np.ones(4, np.float32), xf)  # bias (2, 4): wrong shape, nothing uploaded
 
 
-def _close16(got, want):
-    """float16, rounded once from float32: float32's error taken at the results' scale."""
-    assert got.dtype == vk.float16
-    assert_rounded_once(got.numpy(), want, 1e-5 * np.abs(np.asarray(want, np.float64)).max())
+def _close16(got, want, half=np.float16):
+    """A half, rounded once from float32: float32's error taken at the results' scale."""
+    assert got.dtype == half
+    assert_rounded_once(got.numpy(), want, 1e-5 * np.abs(np.asarray(want, np.float64)).max(), dtype=half)
 
 
-@pytest.mark.parametrize("d", [4, 33, 256])
-def test_float16_in_float32_rounded_once(rng, d):
-    """float16 x, weight, bias and cotangent (torch's half layer norm): converted to float32, each
-    result rounded once to its input's dtype; a float32 weight with float16 x keeps dweight float32."""
-    x = (rng.standard_normal((5, d)) * 3 + 1).astype(np.float16)
-    w = (1 + 0.1 * rng.standard_normal(d)).astype(np.float16)
-    b = (0.1 * rng.standard_normal(d)).astype(np.float16)
-    dy = rng.standard_normal((5, d)).astype(np.float16)
+def _modes():
+    """The kernel's shapes: (name, patches of ops.layernorm's constants)."""
+    return [("planned", {}), ("workgroup rows", {"SG_VECS": 0, "SG_VECS_BWD": 0}),
+            ("streamed", {"SG_VECS": 0, "SG_VECS_BWD": 0, "FLOATS_PER_THREAD_FWD": 0,
+                          "FLOATS_PER_THREAD_BWD": 0})]
+
+
+@pytest.mark.parametrize("mode", _modes(), ids=lambda m: m[0])
+@pytest.mark.parametrize("half", [np.float16, vk.bfloat16], ids=["float16", "bfloat16"])
+@pytest.mark.parametrize("d", [4, 33, 256, 1025])
+def test_halves_in_float32_rounded_once(rng, monkeypatch, d, half, mode):
+    """float16 or bfloat16 x, weight, bias and cotangent (torch's half layer norm): computed in
+    float32 (x and dy read, y and dx written as halves by the kernel itself), each result rounded
+    once to its input's dtype; a float32 weight with half x keeps dweight float32. Rows in
+    registers of a subgroup or a workgroup, or streamed; vec4s and single halves; a view at an
+    odd offset."""
+    for name, value in mode[1].items():
+        monkeypatch.setattr(L, name, value)
+    x = (rng.standard_normal((5, d)) * 3 + 1).astype(half)
+    w = (1 + 0.1 * rng.standard_normal(d)).astype(half)
+    b = (0.1 * rng.standard_normal(d)).astype(half)
+    dy = rng.standard_normal((5, d)).astype(half)
     X, W, B, DY = (vk.asarray(a) for a in (x, w, b, dy))
-    _close16(vk.layer_norm(X, d, W, B), ref_layer_norm(x, 1, w, b))
-    _close16(vk.rms_norm(X, d, W), ref_rms_norm(x, 1, w))
+    _close16(vk.layer_norm(X, d, W, B), ref_layer_norm(x, 1, w, b), half)
+    _close16(vk.rms_norm(X, d, W), ref_rms_norm(x, 1, w), half)
     dx, dw, db = vk.layer_norm_vjp(X, W, B, DY, d)
     for got, want in zip((dx, dw, db), ref_layer_norm_vjp(x, w, dy, 1)):
-        _close16(got, want)
+        _close16(got, want, half)
     dx, dw = vk.rms_norm_vjp(X, W, DY, d)
     for got, want in zip((dx, dw), ref_rms_norm_vjp(x, w, dy, 1)):
-        _close16(got, want)
+        _close16(got, want, half)
+    odd = vk.asarray(np.concatenate([x.reshape(-1)[:1], x.reshape(-1)]))[1:].reshape(5, d)
+    _close16(vk.layer_norm(odd, d, W, B), ref_layer_norm(x, 1, w, b), half)
     w32 = w.astype(np.float32)
     dx, dw, db = vk.layer_norm_vjp(X, vk.asarray(w32), None, DY, d)
-    assert dx.dtype == vk.float16 and dw.dtype == vk.float32 and db is None
+    assert dx.dtype == half and dw.dtype == vk.float32 and db is None
     want = ref_layer_norm_vjp(x, w32, dy, 1)
     np.testing.assert_allclose(dw.numpy(), want[1], rtol=1e-5, atol=1e-5 * np.abs(want[1]).max())

@@ -1,4 +1,4 @@
-"""Layer norm forward and backward (dx, dweight, dbias), float32 (and float64 at 4096^2), against
+"""Layer norm forward and backward (dx, dweight, dbias), float32 (and float64, float16, bfloat16 at 4096^2), against
 torch.nn.functional.layer_norm.
 
 Bytes counted: forward x read + y written; backward x and dy read + dx written (the weight, bias
@@ -22,17 +22,18 @@ def cases(quick: bool) -> list[dict]:
         for direction in ("forward", "backward"):
             out.append({"name": f"{direction}_{rows}x{d}", "direction": direction, "rows": rows, "d": d})
     if not quick:
-        out += [{"name": f"{direction}_4096x4096_float64", "direction": direction, "rows": 4096, "d": 4096,
-                 "dtype": "float64"} for direction in ("forward", "backward")]
+        out += [{"name": f"{direction}_4096x4096_{dt}", "direction": direction, "rows": 4096, "d": 4096,
+                 "dtype": dt} for dt in ("float64", "float16", "bfloat16") for direction in ("forward", "backward")]
     return out
 
 
 def _bytes(case: dict) -> int:
-    size = 8 if case.get("dtype") == "float64" else 4
+    size = {"float64": 8, "float16": 2, "bfloat16": 2}.get(case.get("dtype"), 4)
     return (2 if case["direction"] == "forward" else 3) * case["rows"] * case["d"] * size
 
 
 def _host(case: dict):
+    import ml_dtypes  # noqa: F401  (np.dtype("bfloat16"))
     import numpy as np
     rng = np.random.default_rng(0)
     rows, d = case["rows"], case["d"]
@@ -66,7 +67,9 @@ def run_torch(case: dict) -> dict | None:
     from .common import time_torch
     if not torch.cuda.is_available():
         return None
-    x, w, b, dy = (torch.from_numpy(a).cuda() for a in _host(case))
+    dt = getattr(torch, case.get("dtype", "float32"))  # bfloat16: torch's own, from float32 copies
+    x, w, b, dy = (torch.from_numpy(a.astype("float64" if a.dtype.itemsize == 8 else "float32")).cuda().to(dt)
+                   for a in _host(case))
     d = case["d"]
     if case["direction"] == "forward":
         with torch.no_grad():
