@@ -53,8 +53,8 @@ uint num_subgroups() { return (WG_SIZE + gl_SubgroupSize - 1u) / gl_SubgroupSize
 // NaN becomes the quiet NaN of its sign (0x7FC0 / 0xFFC0), as ml_dtypes gives it.
 uint bf16_bits(float f) {
     uint u = floatBitsToUint(f);
-    if ((u & 0x7FFFFFFFu) > 0x7F800000u) return ((u >> 16) & 0x8000u) | 0x7FC0u;
-    return (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+    return (u & 0x7FFFFFFFu) > 0x7F800000u ? ((u >> 16) & 0x8000u) | 0x7FC0u   // a select, no branch
+                                           : (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
 }
 
 // Grid-stride loop over [0, n): right for any dispatch size.
