@@ -298,12 +298,11 @@ def _vjp(fn, geom, xshape, wshape, input, weight, cotangent, input_grad, weight_
     half = dtype == dtypes.float16
     # Every pass routed first: a bad config or a LoopBudgetError before any GPU work.
     routed = bool(geom.n)
-    dx_route = select("forward", geom.backward_input(), half) if input_grad and routed else None
+    dx_route = select("input", geom, half) if input_grad and routed else None
     dw_route = select("wgrad", geom, half) if weight_grad and routed else None
     db_route = select("bias", geom, half) if bias_grad and routed else None
     x, w, g = _up(input, dtype), _up(weight, dtype), _up(cotangent, dtype)
-    dx = (record.record_forward(geom.backward_input(), g, w, None, dx_route).reshape(xshape)
-          if input_grad else None)
+    dx = record.record_input(geom, g, w, dx_route).reshape(xshape) if input_grad else None
     dw = record.record_wgrad(geom, x, g, wshape, dw_route) if weight_grad else None
     if bias_grad:
         return _rounded(dx, held), _rounded(dw, held), _rounded(record.record_bgrad(geom, g, db_route), held)

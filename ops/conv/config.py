@@ -24,12 +24,14 @@ _between = registry.between
 
 
 KEYS = (
-    Key("path", ("fwd",), "one of gemm, direct, narrow, winograd, matmul",
+    Key("path", ("fwd",), "one of gemm, direct, narrow, winograd, matmul, col2im",
         "direct up to 4 channels per group in and out, narrow up to 8 out, else gemm; winograd and "
-        "matmul on hardware where they pay (tuning.py)",
+        "matmul on hardware where they pay, col2im for backward-input on hardware up to 4 input "
+        "channels with a stride (tuning.py)",
         "float32 forward kernel: conv_gemm.comp tiled (gemm) or NARROW, conv_direct.comp, Winograd, "
-        "matmul.comp; winograd and matmul where they apply, else the default",
-        words=("gemm", "direct", "narrow", "winograd", "matmul")),
+        "matmul.comp, or for backward-input a GEMM into columns and conv_col2im.comp's gather; "
+        "winograd, matmul and col2im where they apply, else the default",
+        words=("gemm", "direct", "narrow", "winograd", "matmul", "col2im")),
     Key("path", ("wgrad",), "one of gemm, winograd", "winograd on hardware where it pays, else gemm",
         "float32 backward-weight kernel: conv_wgrad.comp (gemm) or Winograd where it applies; an "
         "unprefixed forward-only path (direct, narrow, matmul) means gemm here",

@@ -11,7 +11,8 @@ from ...array import Array
 from ...primitives.creation import zeros
 from ...primitives.launch import groups_for, workgroup_size
 from ...primitives.matmul import record_gemm
-from . import loops, winograd
+from . import col2im, loops, winograd
+from .geometry import MAXD
 from .kernels import DIRECT, PACK, PACKED, REDUCE, WGRAD16_GATHER
 from .select import Route, select
 
@@ -79,6 +80,18 @@ def pack_weight(geom, w: Array) -> Array:
         grid = (max(1, min(groups_for(wp.size // 8, 256), 4096)),)
     k([w.buffer, wp.buffer], [w.offset, wp.offset], grid)
     return wp
+
+
+def record_input(geom, g: Array, w: Array, route: Route | None = None) -> Array:
+    """dx of the convolution geom for the cotangent g, by `route` (select's 'input', by default)."""
+    route = route or select("input", geom, g.dtype == dtypes.float16)
+    if route.family == "cast" and route.inner.family == "col2im":
+        return record_input(geom, _to32(g), _to32(w), route.inner).astype(dtypes.float16)
+    if route.family == "col2im":
+        if math.prod(geom.si) * geom.n * geom.cin == 0:
+            return Array.empty((geom.n, geom.cin) + geom.si[MAXD - geom.nd:], g.dtype)
+        return col2im.record(geom, route.plan, g, w)
+    return record_forward(geom.backward_input(), g, w, None, route)
 
 
 def record_forward(geom, x: Array, w: Array, b: Array | None, route: Route | None = None) -> Array:

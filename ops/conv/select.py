@@ -19,17 +19,18 @@ import math
 from dataclasses import dataclass
 
 from ... import runtime
-from . import config, loops, plan_f16, plan_f32, tuning, winograd
+from . import col2im, config, loops, plan_f16, plan_f32, tuning, winograd
 from .kernels import GEMM, HALF_STORAGE, DeviceKey, coopmat_key, device_key
 
-PASSES = ("forward", "wgrad", "bias")
+PASSES = ("forward", "input", "wgrad", "bias")
 
 
 @dataclass(frozen=True)
 class Route:
     """A pass's kernels: family winograd (plan a WinogradPlan), matmul (no plan), coopmat or
-    kernel (a kernels.Plan; for the bias, (batches, positions) per workgroup), or cast (the
-    float32 route `inner` on widened copies of float16 operands, rounded back)."""
+    kernel (a kernels.Plan; for the bias, (batches, positions) per workgroup), col2im (a
+    col2im.Plan), or cast (the float32 route `inner` on widened copies of float16 operands,
+    rounded back)."""
     family: str
     plan: object = None
     inner: "Route | None" = None
@@ -37,6 +38,8 @@ class Route:
     def describe(self, half: bool = False) -> str:
         if self.family == "cast":
             return "float32 kernels on float16 widened and rounded back: " + self.inner.describe()
+        if self.family == "col2im":
+            return self.plan.describe()
         if self.family == "matmul":
             return "matmul.comp: a batched GEMM (1x1)"
         if self.family == "kernel" and isinstance(self.plan, tuple):
@@ -91,10 +94,16 @@ def _coopmat_forward(geom, dev) -> bool:
 
 
 def select(pass_: str, geom, half: bool, has_bias: bool = False) -> Route:
-    """The route of one pass ('forward', also for backward-input on geom.backward_input();
-    'wgrad'; 'bias', for a batch of at least one) of geom, float16 operands where `half`, every
-    plan made: errors (a bad config, LoopBudgetError) come from here, before any GPU work."""
+    """The route of one pass ('forward'; 'input', the backward-input of the forward convolution
+    geom: col2im, or the forward route of geom.backward_input(); 'wgrad'; 'bias', for a batch of
+    at least one) of geom, float16 operands where `half`, every plan made: errors (a bad config,
+    LoopBudgetError) come from here, before any GPU work."""
     dev = runtime.get().device
+    if pass_ == "input":
+        if col2im.wanted(geom, dev, config.raw()):  # float16: on widened copies
+            route = Route("col2im", col2im.plan(geom))
+            return Route("cast", inner=route) if half else route
+        return select("forward", geom.backward_input(), half)
     if pass_ == "forward":
         if not half:
             wp = plan("winograd_fwd", geom)

@@ -103,6 +103,14 @@ def wgrad_splits(tiles: int, nsteps: int, devkey: DeviceKey) -> int:
 POINTWISE_MIN_COG = 128
 POINTWISE_MIN_POSITIONS = 256
 
+# -- float32 backward-input by col2im (col2im.py) ----------------------------------------------------
+# On hardware, layers of at most this many input channels with a stride take it (the first layer of
+# an image network: 3). H200, 2026-11-26, n16 c3 224^2 7x7 stride 2 (tools/bench.py conv): see
+# docs/bench/2026-11-26/h200-session16-bench.md.
+COL2IM_MAX_CIN = 4
+# The columns of at most this many bytes at a time (whole batch elements; at least one).
+COL2IM_COLS_BYTES = 1 << 28
+
 # -- float16 on cooperative matrices ------------------------------------------------------------
 # Output channels per group below which float16 takes the float32 kernels: a GEMM too narrow for
 # 16-wide fragments (the first layer's backward-input ran at 2.9 TFLOP/s on them, 7.3 in the

@@ -12,7 +12,7 @@ import pytest
 
 import vkbackend as vk
 from vkbackend import runtime
-from vkbackend.ops.conv import geometry, kernels, plan_f16, plan_f32, record, select
+from vkbackend.ops.conv import geometry, kernels, plan_f16, plan_f32, record, select, tuning as conv_tuning
 from tests.conftest import kernels_asked, no_gpu_work
 
 
@@ -458,6 +458,63 @@ def test_narrow_path(rng, case):
         close(got, ref_conv(x, w, **params) + b[(slice(None),) + (None,) * nd])
 
 
+def _geom(xs, ws, params):
+    nd = len(xs) - 2
+    return geometry.build("t", xs, ws, nd, *(_tup(params[k], nd) for k in ("stride", "padding", "padding",
+                          "dilation")), (1,) * nd, params.get("groups", 1), False, False)
+
+
+@pytest.mark.parametrize("xs,ws,params", [
+    ((2, 3, 11, 9), (12, 3, 7, 7), dict(stride=2, padding=3, dilation=1)),     # a first layer
+    ((1, 2, 13), (5, 2, 4), dict(stride=3, padding=2, dilation=2)),            # 1-D, dilated
+    ((1, 2, 10), (3, 2, 2), dict(stride=3, padding=0, dilation=1)),            # inputs no window reads
+    ((2, 1, 5, 6, 4), (4, 1, 2, 3, 2), dict(stride=(2, 1, 2), padding=(1, 0, 1), dilation=1)),  # 3-D
+    ((3, 4, 8, 8), (6, 4, 3, 3), dict(stride=1, padding=1, dilation=1)),       # stride 1
+])
+@pytest.mark.parametrize("slices", [False, True])
+def test_col2im_backward_input(rng, monkeypatch, xs, ws, params, slices):
+    """backward-input as columns (W^T dy, one batched GEMM) and col2im's gather (fwd.path=col2im;
+    the default on hardware for narrow strided layers): dx against the reference's transpose, one
+    image's columns at a time where `slices`."""
+    monkeypatch.setenv("VKBACKEND_CONV_CONFIG", "fwd.path=col2im")
+    geom = _geom(xs, ws, params)
+    if slices:  # room for one image's columns
+        monkeypatch.setattr(conv_tuning, "COL2IM_COLS_BYTES", 4 * geom.cin * geom.kp * int(np.prod(geom.so)))
+    x, w = rand(rng, *xs), rand(rng, *ws)
+    route = select.select("input", geom, False)
+    assert route.family == "col2im" and route.plan.per == (1 if slices else xs[0])
+    y = ref_conv(x, w, **params)
+    g = rand(rng, *y.shape)
+    dx = vk.conv_vjp(x, w, g, **params, weight_grad=False)[0].numpy()
+    close(dx, _ref_dinput(x, w, g, params))
+
+
+def test_col2im_float16(rng, monkeypatch):
+    """float16 takes col2im on widened copies, dx rounded once."""
+    monkeypatch.setenv("VKBACKEND_CONV_CONFIG", "fwd.path=col2im")
+    xs, ws, params = (2, 3, 11, 9), (12, 3, 7, 7), dict(stride=2, padding=3, dilation=1)
+    route = select.select("input", _geom(xs, ws, params), True)
+    assert route.family == "cast" and route.inner.family == "col2im"
+    x, w = rand(rng, *xs).astype(np.float16), rand(rng, *ws).astype(np.float16)
+    g = rand(rng, *ref_conv(x.astype(np.float64), w.astype(np.float64), **params).shape).astype(np.float16)
+    dx = vk.conv_vjp(x, w, g, **params, weight_grad=False)[0].numpy()
+    close16(dx, _ref_dinput(x.astype(np.float64), w.astype(np.float64), g.astype(np.float64), params))
+
+
+def test_col2im_only_where_it_applies(monkeypatch):
+    """Groups, input dilation and transposed weights keep the kernels' route even when asked;
+    by default only hardware takes col2im, for narrow strided layers."""
+    monkeypatch.setenv("VKBACKEND_CONV_CONFIG", "fwd.path=col2im")
+    grouped = _geom((1, 4, 9, 9), (6, 2, 3, 3), dict(stride=2, padding=1, dilation=1, groups=2))
+    assert select.select("input", grouped, False).family != "col2im"
+    transposed = geometry.build("t", (1, 4, 5, 5), (4, 3, 3, 3), 2, (2, 2), (1, 1), (1, 1), (1, 1), (1, 1),
+                                1, False, True)
+    assert select.select("input", transposed, False).family != "col2im"
+    monkeypatch.delenv("VKBACKEND_CONV_CONFIG")
+    first = _geom((2, 3, 32, 32), (8, 3, 7, 7), dict(stride=2, padding=3, dilation=1))
+    assert (select.select("input", first, False).family == "col2im") == (not vk.device().is_software)
+
+
 # -- float16 ------------------------------------------------------------------------------------
 def _ref_vjp(x, w, g, stride, padding, dilation, groups):
     """(dinput, dweight) in float64: dinput as the transposed convolution of g (a scatter),
@@ -693,7 +750,8 @@ def test_float16_transposed_weight_gradient(rng):
 def test_float16_in_the_float32_kernels(rng, monkeypatch, storage16):
     """A first layer (3 input channels) in float16, every pass: where no cooperative-matrix plan
     applies (the weight and input gradients here on any device), the float32 kernels read the
-    halves in place where the device stores 16-bit values, else run on widened copies."""
+    halves in place where the device stores 16-bit values, else run on widened copies (as col2im,
+    the input gradient's route on hardware, always does)."""
     rt = runtime.get()
     if not storage16:
         monkeypatch.setattr(rt, "device", dataclasses.replace(
@@ -715,8 +773,10 @@ def test_float16_in_the_float32_kernels(rng, monkeypatch, storage16):
     close16(dx.numpy(), ref_dx)
     close16(dw.numpy(), ref_dw)
     close16(db.numpy(), g.astype(np.float64).sum(axis=(0, 2, 3)))
+    # the input gradient by col2im (hardware) runs on widened copies of the cotangent and weight
+    dx_cast = select.select("input", _geom(x.shape, w.shape, params), True).family == "cast"
     if storage16:
-        assert not widened
+        assert len(widened) == (2 if dx_cast else 0)
     else:  # at least the input gradient's cotangent and weight, the weight gradient's x and g, db's g
         assert len(widened) >= 5
 

@@ -24,8 +24,8 @@ def _operands(dtype=np.float32):
 # (config, words the message must contain: the item and what is allowed)
 BAD = [
     # values a key does not take (path=packed and fwd.path=coopmat/cast used to crash or be ignored)
-    ("path=packed", ["'path=packed'", "fwd.path (one of gemm, direct, narrow, winograd, matmul)", "f16.path"]),
-    ("fwd.path=coopmat", ["'fwd.path=coopmat'", "one of gemm, direct, narrow, winograd, matmul"]),
+    ("path=packed", ["'path=packed'", "fwd.path (one of gemm, direct, narrow, winograd, matmul, col2im)", "f16.path"]),
+    ("fwd.path=coopmat", ["'fwd.path=coopmat'", "one of gemm, direct, narrow, winograd, matmul, col2im"]),
     ("fwd.path=cast", ["'fwd.path=cast'", "one of gemm, direct"]),
     ("wgrad.path=direct", ["'wgrad.path=direct'", "one of gemm, winograd"]),
     ("f16.path=gemm", ["'f16.path=gemm'", "one of packed, coopmat, cast"]),

@@ -128,7 +128,7 @@ def run_vk(case: dict) -> dict:
             route = select.select("forward", geom, half)
         elif kind == "backward_input":
             fn = lambda: vk.conv_vjp(vx, vw, vg, stride=s, padding=p, weight_grad=False)[0]  # noqa: E731
-            route = select.select("forward", geom.backward_input(), half)
+            route = select.select("input", geom, half)
         else:
             fn = lambda: vk.conv_vjp(vx, vw, vg, stride=s, padding=p, input_grad=False)[1]  # noqa: E731
             route = select.select("wgrad", geom, half)
