@@ -294,11 +294,13 @@ def test_coopmat_planning():
     assert mh._coop_config(fake, 4096, 4096, 4096, 1, False, False, False, True) == ragged
     assert mh._coop_config(fake, 4096, 4096, 4000, 1, False, False, True, True) == ragged
     assert mh._coop_config(fake, 64, 64, 64, 1, False, False, True, True) == mh.COOP_CONFIGS[-1]
-    # a product whole but for M: its whole row tiles on the big tile, the rest after
-    assert mh._whole_rows(fake, 2200, 2304, 128, 1, False, False, True, True) == 2176
-    assert mh._whole_rows(fake, 2200, 2300, 128, 1, False, False, True, True) == 0    # N ragged too
-    assert mh._whole_rows(fake, 2200, 2304, 128, 1, False, False, False, True) == 0   # A not in vectors
-    assert mh._whole_rows(fake, 300, 2304, 128, 1, False, False, True, True) == 0     # too few tiles
+    # a product whole but for M or N (K whole): its whole tiles on the big tile, the rest after
+    assert mh._whole_block(fake, 2200, 2304, 128, 1, False, False, True, True) == (2176, 2304)
+    assert mh._whole_block(fake, 2048, 2216, 128, 1, False, False, True, True) == (2048, 2176)
+    assert mh._whole_block(fake, 2200, 2216, 128, 1, False, False, True, True) == (2176, 2176)
+    assert mh._whole_block(fake, 2200, 2304, 100, 1, False, False, True, True) == (0, 0)    # K ragged
+    assert mh._whole_block(fake, 2200, 2304, 128, 1, False, False, False, True) == (0, 0)   # A not in vectors
+    assert mh._whole_block(fake, 300, 2304, 128, 1, False, False, True, True) == (0, 0)     # too few tiles
 
 
 def test_coopmat_shader_compiles():
@@ -323,6 +325,8 @@ def test_coopmat_shader_compiles():
     (256, 96, 192, 1), (130, 72, 70, 3), (16, 16, 16, 1), (48, 40, 80, 2), (1000, 512, 1000, 1),
     (2000, 136, 1992, 1),   # ragged tiles swizzled, whole ones among them (their loads unchecked)
     (2200, 128, 2304, 1),   # whole but for M: 2176 rows on the whole-only tile, 24 after
+    (2048, 128, 2216, 1),   # whole but for N: 2176 columns on the whole-only tile, 40 after
+    (2200, 64, 2216, 1),    # neither: the whole block, the columns right of it, the rows below
 ])
 def test_coopmat_tiles(m, k, n, batch):
     dev = runtime.get().device

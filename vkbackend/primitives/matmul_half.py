@@ -180,7 +180,7 @@ def record_coopmat(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda:
     """matmul.record_gemm's contract (float16 a, b; float32 c; offsets in elements) on
     matmul_coopmat.comp: batch dims past the push constants' four recorded one by one, K cut into
     slices (the later ones adding into C) where the loop budget asks for it, a product whole but
-    for M in two (_whole_rows). out_half: c is
+    for M or N in parts (_whole_block). out_half: c is
     float16, written rounded (OUT_HALF: ldc and c's offsets even, beta 0, no loop budget)."""
     dev = runtime.get().device
     if m == 0 or n == 0 or math.prod(batch_shape) == 0:
@@ -199,15 +199,17 @@ def record_coopmat(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda:
     a_vec = _aligned8(offs[0], lda, *sa, m if trans_a else k)
     b_vec = _aligned8(offs[1], ldb, *sb, k if trans_b else n)
     cfg = _coop_config(dev, m, n, k, batch, trans_a, trans_b, a_vec, b_vec)
-    whole_rows = 0 if cfg.is_whole(m, n, k, a_vec, b_vec) else _whole_rows(dev, m, n, k, batch, trans_a, trans_b,
-                                                                           a_vec, b_vec)
-    if whole_rows:   # the rows of whole tiles on the whole-only tile, then the rest
-        for r0, rows in ((0, whole_rows), (whole_rows, m - whole_rows)):
-            record_coopmat(a, b, c, m=rows, n=n, k=k, lda=lda, ldb=ldb, ldc=ldc,
-                           offset_a=offs[0] + (r0 if trans_a else r0 * lda), offset_b=offs[1],
-                           offset_c=offs[2] + r0 * ldc, trans_a=trans_a, trans_b=trans_b, alpha=alpha,
-                           beta=beta, batch_shape=tuple(extents), batch_strides_a=sa, batch_strides_b=sb,
-                           batch_strides_c=sc, out_half=out_half)
+    rows, cols = (0, 0) if cfg.is_whole(m, n, k, a_vec, b_vec) else _whole_block(dev, m, n, k, batch, trans_a,
+                                                                                  trans_b, a_vec, b_vec)
+    if rows:   # the whole tiles on the whole-only tile, then the columns right of them, then the rows below
+        for r0, nr, c0, nc in ((0, rows, 0, cols), (0, rows, cols, n - cols), (rows, m - rows, 0, n)):
+            if nr and nc:
+                record_coopmat(a, b, c, m=nr, n=nc, k=k, lda=lda, ldb=ldb, ldc=ldc,
+                               offset_a=offs[0] + (r0 if trans_a else r0 * lda),
+                               offset_b=offs[1] + (c0 * ldb if trans_b else c0), offset_c=offs[2] + r0 * ldc + c0,
+                               trans_a=trans_a, trans_b=trans_b, alpha=alpha, beta=beta,
+                               batch_shape=tuple(extents), batch_strides_a=sa, batch_strides_b=sb,
+                               batch_strides_c=sc, out_half=out_half)
         return
     defines = {"BM": cfg.bm, "BN": cfg.bn, "BK": cfg.bk, "SG_M": cfg.sg_m, "SG_N": cfg.sg_n,
                "STAGES": cfg.stages, "WHOLE": int(cfg.is_whole(m, n, k, a_vec, b_vec)),
@@ -225,18 +227,18 @@ def record_coopmat(a: Array, b: Array, c: Array, *, m: int, n: int, k: int, lda:
                        strides=(sa, sb, sc))
 
 
-def _whole_rows(dev, m: int, n: int, k: int, batch: int, trans_a: bool, trans_b: bool, a_vec: bool,
-                b_vec: bool) -> int:
-    """Rows of a ragged product (whole but for M, a common shape: tokens x model width) that a
-    whole-only tile would take if they were the whole product (0: none); the rows left over, fewer
-    than its BM, go to a second dispatch."""
+def _whole_block(dev, m: int, n: int, k: int, batch: int, trans_a: bool, trans_b: bool, a_vec: bool,
+                 b_vec: bool) -> tuple:
+    """(rows, columns) of a ragged product whole but for M or N (tokens x model width, or x a
+    vocabulary) that a whole-only tile would take if they were the whole product ((0, 0): none);
+    the columns right of them and the rows below, fewer than a tile, go to further dispatches."""
     for cfg in _coop_configs(dev, trans_a, trans_b):
         if cfg.whole_only:
-            rows = m - m % cfg.bm
-            if (rows and cfg.is_whole(rows, n, k, a_vec, b_vec)
-                    and _coop_config(dev, rows, n, k, batch, trans_a, trans_b, a_vec, b_vec) == cfg):
-                return rows
-    return 0
+            rows, cols = m - m % cfg.bm, n - n % cfg.bn
+            if (rows and cols and cfg.is_whole(rows, cols, k, a_vec, b_vec)
+                    and _coop_config(dev, rows, cols, k, batch, trans_a, trans_b, a_vec, b_vec) == cfg):
+                return rows, cols
+    return 0, 0
 
 
 def _aligned8(*vals) -> bool:
