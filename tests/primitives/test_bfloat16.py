@@ -18,7 +18,8 @@ import pytest
 
 import vkbackend as vk
 from tests.conftest import flushes_subnormals, no_gpu_work
-from tests.primitives.test_float16_compute import same, within_ulp
+from tests.ops.test_conv import ref_conv
+from tests.primitives.test_float16_compute import check_assignments, same, within_ulp
 from vkbackend import runtime
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -243,12 +244,7 @@ def test_moves_and_assignment(rng):
     same(vk.flip(a, axis=1), x[:, ::-1].copy())
     same(vk.reshape(a, (7, 5)), x.reshape(7, 5))
     x32 = rng.standard_normal(7).astype(np.float32)
-    for key, value in [(slice(1, 3), 0.1), (np.array([0, 2]), 1.5), ((2, 3), 7), (4, x32), (mask, 3.0)]:
-        h, y = vk.asarray(x), x.copy()
-        h[vk.asarray(key) if isinstance(key, np.ndarray) and key.dtype == bool else key] = (
-            vk.asarray(value) if isinstance(value, np.ndarray) else value)
-        y[key] = value
-        same(h, y)
+    check_assignments(x, [(slice(1, 3), 0.1), (np.array([0, 2]), 1.5), ((2, 3), 7), (4, x32), (mask, 3.0)])
     h, y = vk.asarray(x), x.copy()
     h += 1
     y += BF16.type(1)
@@ -293,20 +289,6 @@ def test_layer_norm(rng):
     assert np.allclose(got.numpy().astype(np.float64), ref, rtol=2 ** -7, atol=1e-3)
 
 
-def _conv2d_ref(x, w, stride, padding):
-    """float64 direct convolution (N, C, H, W) * (O, C, kh, kw)."""
-    x = np.pad(x, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
-    n, c, h, wd = x.shape
-    o, _, kh, kw = w.shape
-    oh, ow = (h - kh) // stride + 1, (wd - kw) // stride + 1
-    y = np.zeros((n, o, oh, ow))
-    for i in range(kh):
-        for j in range(kw):
-            patch = x[:, :, i:i + stride * oh:stride, j:j + stride * ow:stride]
-            y += np.einsum("nchw,oc->nohw", patch, w[:, :, i, j])
-    return y
-
-
 def test_convolution(rng):
     """On float32's kernels, operands widened exactly, each result rounded once to bfloat16: the
     forward pass and the three gradients within a bfloat16 rounding of float64's."""
@@ -315,8 +297,8 @@ def test_convolution(rng):
     b = finite(bf16(rng, 7, -2, 2), 4)
     y = vk.conv2d(vk.asarray(x), vk.asarray(w), vk.asarray(b), stride=2, padding=1)
     x64, w64 = x.astype(np.float64), w.astype(np.float64)
-    want = _conv2d_ref(x64, w64, 2, 1) + b.astype(np.float64)[None, :, None, None]
-    scale = _conv2d_ref(np.abs(x64), np.abs(w64), 2, 1) + np.abs(b.astype(np.float64))[None, :, None, None]
+    want = ref_conv(x64, w64, 2, 1) + b.astype(np.float64)[None, :, None, None]
+    scale = ref_conv(np.abs(x64), np.abs(w64), 2, 1) + np.abs(b.astype(np.float64))[None, :, None, None]
     assert y.dtype == BF16 and y.shape == want.shape
     assert (np.abs(y.numpy().astype(np.float64) - want) <= 2 ** -8 * np.abs(want) + 1e-5 * scale).all()
     g = finite(bf16(rng, want.size, -2, 2), 4).reshape(want.shape)

@@ -60,6 +60,17 @@ def within_ulp(got, want):
     assert (np.abs(g - w) <= ulp).all(), np.max(np.abs(g - w) / ulp)
 
 
+def check_assignments(x, steps):
+    """a[key] = value on a device copy of x against numpy's, for each (key, value) of steps (a
+    bool key and array values uploaded)."""
+    for key, value in steps:
+        h, y = vk.asarray(x), x.copy()
+        h[vk.asarray(key) if isinstance(key, np.ndarray) and key.dtype == bool else key] = (
+            vk.asarray(value) if isinstance(value, np.ndarray) else value)
+        y[key] = value
+        same(h, y)
+
+
 @pytest.mark.parametrize("n", SIZES)
 def test_unary(rng, n):
     x = halves(rng, n + 1)
@@ -204,12 +215,7 @@ def test_assignment_and_in_place_operators(rng):
     mask = rng.random((5, 7)) < 0.5
     steps = [(slice(1, 3), 0.1), (np.array([0, 2]), 1.5), ((slice(None), slice(None, None, 2)), -2.25),
              ((2, 3), 7), (1, x[3].copy()), (4, x32), (mask, 3.0)]
-    for key, value in steps:
-        h, y = vk.asarray(x), x.copy()
-        h[vk.asarray(key) if isinstance(key, np.ndarray) and key.dtype == bool else key] = (
-            vk.asarray(value) if isinstance(value, np.ndarray) else value)
-        y[key] = value
-        same(h, y)
+    check_assignments(x, steps)
     h, y = vk.asarray(x), x.copy()
     h += 1
     y += np.float16(1)
