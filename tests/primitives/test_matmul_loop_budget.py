@@ -99,7 +99,9 @@ def test_split_with_beta_zero_never_reads_c(rng, small_budget):
     b = random_array(rng, (200, 6), np.float32)
     c = vk.full((10, 6), np.nan, dtype=vk.float32)
     _, nd = _dispatches(lambda: vk.gemm(vk.asarray(a), vk.asarray(b), alpha=0.5, c=c))
-    assert nd == _planned_slices(10, 6, 200, 1) > 1
+    assert nd > 1  # K slices (or, on a GPU, split-K's partial products), C never read
+    if runtime.get().device.is_software:
+        assert nd == _planned_slices(10, 6, 200, 1)
     assert_close(c.numpy(), 0.5 * ref_matmul(a, b), 0.5 * ref_matmul(np.abs(a), np.abs(b)), 200)
 
 
