@@ -45,7 +45,7 @@ import numpy as np
 from .. import dtypes, runtime
 from ..array import Array, Storage
 from ..primitives import elementwise as ew, launch, reduce
-from ..primitives.creation import asarray, zeros
+from ..primitives.creation import asarray_or_none, zeros
 from ..primitives.launch import LoopBudgetError, budget_chunks, collective_cost, pow2ceil
 from ..primitives.operands import held_dtype, operand
 from .tuning import (LAYERNORM_BWD_THREADS, LAYERNORM_FLOATS_PER_THREAD_BWD, LAYERNORM_VECS_PER_THREAD,
@@ -192,13 +192,8 @@ def _check(fn, x, normalized_shape, params: dict, cotangent=_NO_COTANGENT):
     hx = out_dtypes["x"]
     rows = hx if (dtypes.is_half(hx) and compute == dtypes.float32 and not dtypes.missing_features(hx)
                   and (cotangent is None or held_dtype(cotangent) == hx)) else compute
-    up = lambda a, d=compute: None if a is None else asarray(a, d)  # noqa: E731 (halves converted)
-    return up(x, rows), ns, {n: up(v) for n, v in checked.items()}, up(cotangent, rows), out_dtypes
-
-
-def _rounded(a, dtype):
-    """A result in its input's dtype (rounded once from float32 or float64)."""
-    return a if a is None or a.dtype == dtype else a.astype(dtype)
+    return (asarray_or_none(x, rows), ns, {n: asarray_or_none(v, compute) for n, v in checked.items()},
+            asarray_or_none(cotangent, rows), out_dtypes)
 
 
 def _buf(a, dummy):
@@ -497,7 +492,7 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5) -> Array:
     fn = "layer_norm"
     eps = _eps(eps, None, fn)
     x, ns, p, _, dts = _check(fn, x, normalized_shape, {"weight": weight, "bias": bias})
-    return _rounded(_forward(x, ns, p["weight"], p["bias"], eps, rms=False), dts["x"])
+    return asarray_or_none(_forward(x, ns, p["weight"], p["bias"], eps, rms=False), dts["x"])
 
 
 def rms_norm(x, normalized_shape, weight=None, eps=None) -> Array:
@@ -506,7 +501,7 @@ def rms_norm(x, normalized_shape, weight=None, eps=None) -> Array:
     fn = "rms_norm"
     eps = _eps(eps, float(np.finfo(np.float32).eps), fn)
     x, ns, p, _, dts = _check(fn, x, normalized_shape, {"weight": weight})
-    return _rounded(_forward(x, ns, p["weight"], None, eps, rms=True), dts["x"])
+    return asarray_or_none(_forward(x, ns, p["weight"], None, eps, rms=True), dts["x"])
 
 
 def layer_norm_vjp(x, weight, bias, cotangent, normalized_shape, eps=1e-5):
@@ -516,7 +511,7 @@ def layer_norm_vjp(x, weight, bias, cotangent, normalized_shape, eps=1e-5):
     eps = _eps(eps, None, fn)
     x, ns, p, dy, dts = _check(fn, x, normalized_shape, {"weight": weight, "bias": bias}, cotangent)
     dx, dw, db = _backward(x, ns, p["weight"], dy, eps, False, p["weight"] is not None, p["bias"] is not None)
-    return _rounded(dx, dts["x"]), _rounded(dw, dts["weight"]), _rounded(db, dts["bias"])
+    return asarray_or_none(dx, dts["x"]), asarray_or_none(dw, dts["weight"]), asarray_or_none(db, dts["bias"])
 
 
 def rms_norm_vjp(x, weight, cotangent, normalized_shape, eps=None):
@@ -525,4 +520,4 @@ def rms_norm_vjp(x, weight, cotangent, normalized_shape, eps=None):
     eps = _eps(eps, float(np.finfo(np.float32).eps), fn)
     x, ns, p, dy, dts = _check(fn, x, normalized_shape, {"weight": weight}, cotangent)
     dx, dw, _ = _backward(x, ns, p["weight"], dy, eps, True, p["weight"] is not None, False)
-    return _rounded(dx, dts["x"]), _rounded(dw, dts["weight"])
+    return asarray_or_none(dx, dts["x"]), asarray_or_none(dw, dts["weight"])

@@ -169,9 +169,7 @@ def iinfo(type, /) -> iinfo_object:
 
 
 def _family(d: np.dtype) -> str:
-    if d == dtypes.bfloat16:
-        return "float"
-    return {"b": "bool", "i": "int", "u": "int", "f": "float", "c": "complex"}.get(d.kind, "other")
+    return {"b": "bool", "i": "int", "u": "int", "f": "float", "c": "complex"}.get(dtypes.kind(d), "other")
 
 
 def can_cast(from_, to, /) -> _PyBool:
@@ -232,7 +230,7 @@ def isdtype(dtype, kind) -> _PyBool:
         if kind not in families:
             raise ValueError(f"isdtype: unknown kind {kind!r}: expected a dtype, one of "
                              f"{sorted(families)}, or a tuple of these")
-        return ("f" if dtype == dtypes.bfloat16 else dtype.kind) in families[kind]
+        return dtypes.kind(dtype) in families[kind]
     try:
         return dtype == np.dtype(kind)
     except TypeError:

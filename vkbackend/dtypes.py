@@ -56,6 +56,11 @@ def is_half(d) -> bool:
     return d == float16 or d == bfloat16
 
 
+def kind(d: np.dtype) -> str:
+    """numpy's kind letter of d, with bfloat16 a float ('f'; ml_dtypes' type has kind 'V')."""
+    return "f" if d == bfloat16 else d.kind
+
+
 def missing_features(d: np.dtype) -> tuple:
     """The Vulkan features dtype `d` needs that the device lacks (empty: usable); float16's and
     bfloat16's are those their arithmetic needs (HALF_FEATURES: holding them needs none)."""
@@ -76,6 +81,12 @@ def half_words(what: str, d: np.dtype = float16) -> np.dtype:
                         f"{', '.join(missing)} (its halves are read and written as 16-bit words), which this "
                         "device does not have; cast with .astype(np.float32)")
     return d
+
+
+def computed_half(d: np.dtype, what: str) -> np.dtype | None:
+    """d where it is a half (its 16-bit words checked against the device: half_words), else None:
+    for the ops that compute a half in float32 and round their result back to it."""
+    return half_words(what, d) if is_half(d) else None
 
 
 def available(d: np.dtype) -> bool:
@@ -107,9 +118,7 @@ _HOME = {"f": "float32", "i": "int32", "u": "uint32"}  # the 32-bit dtype of eac
 def home32(d: np.dtype) -> np.dtype:
     """The 32-bit dtype an 8/16-bit one computes in, exactly and order-preserving (float16,
     bfloat16: float32; int8/int16: int32; uint8/uint16: uint32); any other dtype (bool too) itself."""
-    if d == bfloat16:
-        return float32
-    return np.dtype(_HOME[d.kind]) if d.itemsize < 4 and d.kind in _HOME else d
+    return np.dtype(_HOME[kind(d)]) if d.itemsize < 4 and kind(d) in _HOME else d
 
 
 def computable(d, what: str = "this operation") -> np.dtype:
@@ -234,5 +243,4 @@ def type_defines(types) -> dict:
 
 
 def is_float(d) -> bool:
-    d = np.dtype(d)
-    return d.kind == "f" or d == bfloat16
+    return kind(np.dtype(d)) == "f"

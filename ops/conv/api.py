@@ -15,7 +15,7 @@ import numpy as np
 
 from ... import dtypes
 from ...array import Array
-from ...primitives.creation import asarray, check_fits
+from ...primitives.creation import asarray, asarray_or_none, check_fits
 from ...primitives.operands import held_dtype, operand
 from . import f64, geometry as G, record
 from .select import select
@@ -53,16 +53,6 @@ def _computed_in(dtype) -> np.dtype:
     """The dtype a convolution runs its kernels in: bfloat16 on float32's (its operands widened
     exactly, each result rounded once), the others in their own."""
     return dtypes.float32 if dtype == dtypes.bfloat16 else dtype
-
-
-def _up(a, compute):
-    """An operand uploaded (or widened) to the dtype the kernels run in; None stays None."""
-    return None if a is None else asarray(a, compute)
-
-
-def _rounded(y, dtype):
-    """A result in the operands' dtype (rounded once from float32 for bfloat16); None stays None."""
-    return y if y is None or y.dtype == dtype else y.astype(dtype)
 
 
 def _ints(v, nd: int, name: str, fn: str, minimum=None) -> tuple:
@@ -203,13 +193,13 @@ def _forward(fn, geom, input, weight, bias, xshape, unbatched: bool, params: dic
     if f64_pass:
         f64.check(fn, geom, forward=True, wgrad=False)
     route = select("forward", geom, half, bias is not None) if geom.n and not f64_pass else None
-    x = _up(input, dtype)
+    x = asarray(input, dtype)
     if unbatched:
         x = x.reshape(xshape)
-    b = _up(bias, dtype)
-    y = (f64.record_forward(geom, x, _up(weight, dtype), b) if f64_pass
-         else record.record_forward(geom, x, _up(weight, dtype), b, route))
-    y = _rounded(y, held)
+    b = asarray_or_none(bias, dtype)
+    y = (f64.record_forward(geom, x, asarray(weight, dtype), b) if f64_pass
+         else record.record_forward(geom, x, asarray(weight, dtype), b, route))
+    y = asarray(y, held)  # bfloat16's rounded once
     return y.reshape(y.shape[1:]) if unbatched else y
 
 
@@ -301,12 +291,13 @@ def _vjp(fn, geom, xshape, wshape, input, weight, cotangent, input_grad, weight_
     dx_route = select("input", geom, half) if input_grad and routed else None
     dw_route = select("wgrad", geom, half) if weight_grad and routed else None
     db_route = select("bias", geom, half) if bias_grad and routed else None
-    x, w, g = _up(input, dtype), _up(weight, dtype), _up(cotangent, dtype)
+    x, w, g = asarray(input, dtype), asarray(weight, dtype), asarray(cotangent, dtype)
     dx = record.record_input(geom, g, w, dx_route).reshape(xshape) if input_grad else None
     dw = record.record_wgrad(geom, x, g, wshape, dw_route) if weight_grad else None
     if bias_grad:
-        return _rounded(dx, held), _rounded(dw, held), _rounded(record.record_bgrad(geom, g, db_route), held)
-    return _rounded(dx, held), _rounded(dw, held)
+        db = asarray(record.record_bgrad(geom, g, db_route), held)
+        return asarray_or_none(dx, held), asarray_or_none(dw, held), db
+    return asarray_or_none(dx, held), asarray_or_none(dw, held)  # bfloat16's rounded once
 
 
 def _vjp_f64(fn, geom, xshape, wshape, input, weight, cotangent, input_grad, weight_grad, bias_grad):

@@ -20,7 +20,6 @@ from ...array import Array
 from ...primitives.launch import grid_groups
 from ...primitives.matmul import check_loop_budget, record_gemm
 from . import config, tuning
-from .geometry import MAXD
 
 SHADER = "ops/conv_col2im.comp"
 WG = 256
@@ -74,7 +73,7 @@ def record(geom, p: Plan, g: Array, w: Array) -> Array:
     """dx (float32, geom's input shape) for the cotangent g and the weight w (float32)."""
     rt = runtime.get()
     rows, so, si = geom.cin * geom.kp, math.prod(geom.so), math.prod(geom.si)
-    dx = Array.empty((geom.n, geom.cin) + geom.si[MAXD - geom.nd:], dtypes.float32)
+    dx = Array.empty(geom.in_shape(), dtypes.float32)
     cols = Array.empty((p.per * rows * so,), dtypes.float32)
     k = rt.kernel(SHADER, {"NO_UNROLL": 1} if rt.device.is_software else {}, WG, geom.spec())
     for n0 in range(0, geom.n, p.per):

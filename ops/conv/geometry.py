@@ -56,6 +56,9 @@ class Geom:
     def out_shape(self) -> tuple:
         return (self.n, self.cout) + self.so[MAXD - self.nd:]
 
+    def in_shape(self) -> tuple:
+        return (self.n, self.cin) + self.si[MAXD - self.nd:]
+
     def weight_size(self) -> int:
         return self.cout * self.cig * self.kp
 

@@ -8,17 +8,16 @@ from dataclasses import replace
 
 from ... import dtypes, runtime
 from ...array import Array
-from ...primitives.creation import zeros
+from ...primitives.creation import asarray_or_none, zeros
 from ...primitives.launch import groups_for, workgroup_size
 from ...primitives.matmul import record_gemm
 from . import col2im, loops, winograd
-from .geometry import MAXD
 from .kernels import DIRECT, PACK, PACKED, REDUCE, WGRAD16_GATHER
 from .select import Route, select
 
 
 def _to32(a: Array | None) -> Array | None:
-    return None if a is None or a.dtype == dtypes.float32 else a.astype(dtypes.float32)
+    return asarray_or_none(a, dtypes.float32)
 
 
 def _record_sum(part: Array, splits: int, n: int, out: Array) -> None:
@@ -84,12 +83,12 @@ def pack_weight(geom, w: Array) -> Array:
 
 def record_input(geom, g: Array, w: Array, route: Route | None = None) -> Array:
     """dx of the convolution geom for the cotangent g, by `route` (select's 'input', by default)."""
+    if math.prod(geom.in_shape()) == 0:
+        return Array.empty(geom.in_shape(), g.dtype)
     route = route or select("input", geom, g.dtype == dtypes.float16)
     if route.family == "cast" and route.inner.family == "col2im":
         return record_input(geom, _to32(g), _to32(w), route.inner).astype(dtypes.float16)
     if route.family == "col2im":
-        if math.prod(geom.si) * geom.n * geom.cin == 0:
-            return Array.empty((geom.n, geom.cin) + geom.si[MAXD - geom.nd:], g.dtype)
         return col2im.record(geom, route.plan, g, w)
     return record_forward(geom.backward_input(), g, w, None, route)
 

@@ -14,7 +14,7 @@ import numpy as np
 from .. import dtypes, runtime
 from ..array import Array
 from .creation import asarray
-from .elementwise import from_half_bits, half_bits, not_equal
+from .elementwise import moved_as_bits, not_equal
 from .indexing import take
 from .launch import budget_chunks, collective_cost, grid_groups
 from .moves import per_word
@@ -144,7 +144,7 @@ def compress_mask(a, mask) -> Array:
             raise IndexError(f"{name}: boolean index did not match indexed array along axis {d}; "
                              f"size of axis is {e} but size of corresponding boolean axis is {me}")
     if dtypes.is_half(a.dtype):  # the kernels move 32-bit words: select the halves' bit patterns
-        return from_half_bits(compress_mask(half_bits(a), m), a.dtype)
+        return moved_as_bits(a, lambda u: compress_mask(u, m))
     inner = a.shape[len(mshape):]
     rows = a.reshape((math.prod(mshape),) + inner)
     if isinstance(m, np.ndarray):

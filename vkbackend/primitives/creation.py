@@ -91,6 +91,12 @@ def check_fits(words: int, name: str, what: str) -> None:
             raise MemoryError(f"{name}: {what} needs {words * WORD} bytes, more than {which} ({limit} bytes)")
 
 
+def asarray_or_none(obj, dtype) -> Array | None:
+    """asarray(obj, dtype) with None kept: an op's optional operand or result (a bias, a gradient
+    not asked for) uploaded, converted or rounded to `dtype` (the array itself where it has it)."""
+    return None if obj is None else asarray(obj, dtype)
+
+
 def asarray(obj, /, dtype=None, *, device=None, copy=None) -> Array:
     """A GPU array from an array-like (numpy's asarray); float64 -> float32, int64 -> int32 unless
     `dtype` says otherwise. copy: True always copies; False never does, so host data (whose

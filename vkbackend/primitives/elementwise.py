@@ -628,6 +628,14 @@ def from_half_bits(u: Array, dtype: np.dtype = dtypes.float16) -> Array:
     return _cast_half(u, dtype, bits=True)
 
 
+def moved_as_bits(x: Array, fn):
+    """fn(x) for an fn that only moves elements: a half's bit patterns moved one per word (any
+    device) and its dtype restored; any other dtype as it is."""
+    if dtypes.is_half(x.dtype):
+        return from_half_bits(fn(half_bits(x)), x.dtype)
+    return fn(x)
+
+
 @recipe()
 def astype(a: Array, dtype, /, *, copy=True, device=None) -> Array:
     """The array API's astype: a new array of `dtype`; copy=False returns `a` itself when it

@@ -205,8 +205,8 @@ def _permute(a: Array, perm: list, name: str) -> Array:
     if not a.size:
         return Array.empty(out_shape, a.dtype)
     if dtypes.is_half(a.dtype):  # held on any device: moved as bit patterns, one half per word
-        from .elementwise import from_half_bits, half_bits
-        return from_half_bits(_permute(half_bits(a), perm, name), a.dtype)
+        from .elementwise import moved_as_bits
+        return moved_as_bits(a, lambda u: _permute(u, perm, name))
     k = len(mperm) - 2
     if mperm == list(range(k)) + [k + 1, k] and min(merged[k], merged[k + 1]) >= _MIN_TILED_EDGE:
         if a.buffer.big or windows.is_big(nbytes(a.size, a.dtype)):

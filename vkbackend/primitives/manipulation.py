@@ -26,8 +26,8 @@ from ..array import Array
 from ..array_api import result_type
 from .axes import normalize_axis
 from .creation import arange, asarray, zeros
-from .elementwise import (from_half_bits, greater_equal, half_bits, less_equal, not_equal, subtract,
-                          where)
+from .elementwise import (from_half_bits, greater_equal, half_bits, less_equal, moved_as_bits, not_equal,
+                          subtract, where)
 from .indexing import take
 from .layout import _concat_shapes, _sequence, concatenate, launch_copy, plan_copy, transpose
 from .moves import from_pairs, pairs
@@ -90,14 +90,6 @@ def _assemble(x: Array, out_shape: tuple, blocks: list, name: str) -> Array:
 def _view_copy(x: Array, shape: tuple, strides, src: int, name: str) -> Array:
     """A new C-contiguous array holding x's view (shape, strides, offset from x's first element)."""
     return _assemble(x, shape, [_Block(shape, 0, contiguous_strides(shape), src, list(strides))], name)
-
-
-def _moved(x: Array, fn):
-    """fn(x) for an fn that only moves elements (checked already); the halves as bit patterns (the
-    8/16/64-bit dtypes move in their own width: fn takes them as they are)."""
-    if dtypes.is_half(x.dtype):
-        return from_half_bits(fn(half_bits(x)), x.dtype)
-    return fn(x)
 
 
 def _fits(shape, *stride_lists) -> bool:
@@ -291,7 +283,7 @@ def repeat(x, repeats, /, *, axis=None) -> Array:
         src = own[:axis + 1] + [0] + own[axis + 1:]
         return _view_copy(x, inner, src, 0, name).reshape(out_shape)
     index = np.repeat(np.arange(n), counts)
-    return _moved(x, lambda u: take(u, index, axis=axis))
+    return moved_as_bits(x, lambda u: take(u, index, axis=axis))
 
 
 def _repeat_counts(repeats, n: int, name: str):
@@ -326,7 +318,7 @@ def _repeat_counts(repeats, n: int, name: str):
 # -- transposes and joins --------------------------------------------------------------------
 
 def _permuted(x: Array, perm: list) -> Array:
-    return _moved(x, lambda u: transpose(u, perm))
+    return moved_as_bits(x, lambda u: transpose(u, perm))
 
 
 def permute_dims(x, /, axes) -> Array:
@@ -389,14 +381,14 @@ def _triangle(name: str, x, k, lower: bool) -> Array:
         wide = dtypes.is_wide(x.dtype)
         return _view_copy(x, x.shape, contiguous_strides(x.shape), 0, name) if wide else x.copy()
     if keep_none:
-        return _moved(x, lambda u: zeros(u.shape, u.dtype))
+        return moved_as_bits(x, lambda u: zeros(u.shape, u.dtype))
     # Element (i, j) is kept where j <= i + k (tril) or j >= i + k (triu); |k| < m + n here.
     rows = arange(k, m + k, dtype=dtypes.int32).reshape(m, 1)
     cols = arange(n, dtype=dtypes.int32).reshape(1, n)
     keep = less_equal(cols, rows) if lower else greater_equal(cols, rows)
     if x.dtype.itemsize == 8:  # selected as pairs of words: bits kept, no 64-bit arithmetic
         return from_pairs(where(keep.reshape(m, n, 1), pairs(x), np.uint32(0)), x.dtype)
-    return _moved(x, lambda u: where(keep, u, u.dtype.type(0)))
+    return moved_as_bits(x, lambda u: where(keep, u, u.dtype.type(0)))
 
 
 def tril(x, /, *, k=0) -> Array:

@@ -13,7 +13,8 @@ The kernels, chosen per device and dtype (`path`):
               has no bfloat16 cooperative matrices, GL_EXT_bfloat16); large bfloat16 products
               cast to float32 and run on float32's tiles instead (tuning.BF16_VIA_FLOAT32_WORK).
 All write a float32 matrix (every K slice of the loop budget adding into it), which astype rounds
-to float16 once; gemm with a float32 `c` writes into `c` itself (float16 in, float32 out).
+to the half once (the cooperative-matrix kernel writes float16 itself where it can); gemm with a
+float32 `c` writes into `c` itself (halves in, float32 out).
 """
 from __future__ import annotations
 
@@ -21,7 +22,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-
 
 from .. import dtypes, runtime
 from ..array import Array

@@ -516,9 +516,8 @@ def _check_windows(op: _Op, shape: tuple, in_dtype, axes: tuple) -> None:
 
 def _reduce(op: _Op, a, axis, keepdims: bool, dtype=None, ddof=0) -> Array:
     shape, in_dtype, host = _inspect(a, op.name)
-    half = in_dtype if dtypes.is_half(in_dtype) else None  # reduced in float32, a float result
-    if half:                                                # rounded to the half (numpy's type)
-        dtypes.half_words(op.name, half)
+    half = dtypes.computed_half(in_dtype, op.name)  # reduced in float32, a float result rounded to it
+    if half:
         in_dtype = dtypes.float32
     elif not dtypes.is_wide(in_dtype):
         dtypes.computable(in_dtype, op.name)

@@ -452,9 +452,8 @@ def _cumulative(name: str, op: str, a, axis, dtype, exclusive, reverse, algorith
     reverse = flag(reverse, name, "reverse")
     if not isinstance(algorithm, str) or algorithm not in ALGORITHMS:
         raise ValueError(f"{name}: algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
-    half = in_dtype if dtypes.is_half(in_dtype) else None  # scanned as a float32 copy; without
-    if half:                                                # dtype=, each result rounded once
-        dtypes.half_words(name, half)
+    half = dtypes.computed_half(in_dtype, name)  # scanned as a float32 copy; without dtype=, each
+    if half:                                      # result rounded once to it
         in_dtype = dtypes.float32
     kind, out_dtype, cast = _plan_types(name, op, in_dtype, dtype)
     axis = _normalize_axis(name, axis, max(len(shape), 1))  # a 0-d array scans as shape (1,)
