@@ -328,3 +328,4 @@ def test_without_16bit_storage_it_is_refused_by_name(monkeypatch):
             with pytest.raises(TypeError, match="bfloat16.*storageBuffer16BitAccess"):
                 call()
     same(h.astype(vk.float32).numpy(), np.ones(4, np.float32))  # casts need no 16-bit storage
+    same(vk.concat([h, h]), np.ones(8, BF16))  # nor joins (bit patterns, one half per word)

@@ -353,16 +353,18 @@ def unstack(x, /, *, axis=0) -> tuple:
 
 
 def concat(arrays, /, *, axis=0) -> Array:
-    """The standard's name of concatenate (axis=None flattens first). float16 arrays join
-    float16 arrays as bit patterns, one half per word (any device); other dtypes, and float16
-    with them, promote as numpy's (concatenate)."""
+    """The standard's name of concatenate (axis=None flattens first). Arrays of one half dtype
+    (float16 or bfloat16) join as bit patterns, one half per word (any device); other dtypes, and
+    the halves with them, promote as numpy's (concatenate)."""
     name = "concat"
     arrays = _sequence(arrays, name)
-    if not all(isinstance(a, Array) and a.dtype == dtypes.float16 for a in arrays):
+    held = {a.dtype if isinstance(a, Array) else None for a in arrays}
+    (half,) = held if len(held) == 1 else (None,)
+    if not dtypes.is_half(half):
         return concatenate(arrays, axis)
     shapes = [(a.size,) if axis is None else a.shape for a in arrays]
     _concat_shapes(shapes, 0 if axis is None else axis, name)
-    return from_half_bits(concatenate([half_bits(a) for a in arrays], axis))
+    return from_half_bits(concatenate([half_bits(a) for a in arrays], axis), half)
 
 
 # -- tril, triu, diff ------------------------------------------------------------------------
