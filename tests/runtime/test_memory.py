@@ -165,3 +165,75 @@ def test_a_size_class_never_makes_a_bindable_array_big():
     pool.release(buf)
     pool.release(past)
     pool.trim(0)
+
+
+def test_small_arrays_are_pieces_of_few_slabs(rng):
+    """A thousand live small arrays take a handful of allocations (slabs growing 4, 8, 16 ...
+    pieces), and every piece keeps its own data: each array computed from its own input,
+    neighbours in a slab unclobbered (the suite's poisoning fills whole pieces too)."""
+    from vkbackend.runtime.memory import SUBALLOC_BYTES
+    n = 100  # a 128-word class: 512 bytes a piece
+    before = vk.stats()
+    xs = [rng.standard_normal(n).astype(np.float32) for _ in range(1000)]
+    arrays = [vk.asarray(x) for x in xs]
+    outs = [a * 2.0 + float(i) for i, a in enumerate(arrays)]
+    after = vk.stats()
+    slabs = {id(a.buffer.slab) for a in arrays + outs}
+    assert None not in {a.buffer.slab for a in arrays} and len(slabs) <= 12
+    assert after["pieces_carved"] - before["pieces_carved"] <= 2000
+    assert after["buffers_created"] - before["buffers_created"] <= 14
+    for i, (x, a, o) in enumerate(zip(xs, arrays, outs)):
+        np.testing.assert_array_equal(a.numpy(), x)
+        np.testing.assert_array_equal(o.numpy(), x * np.float32(2) + np.float32(i))
+    assert vk.asarray(np.zeros(SUBALLOC_BYTES // 4 + 1, np.float32)).buffer.slab is None
+
+
+def test_pieces_bind_fill_and_copy_only_their_range(rng):
+    """Adjacent pieces of one slab: the poisoning fill, an upload (in the command buffer), a
+    kernel's writes and a read through the staging area of one leave the other as it was."""
+    n = 3000  # a 3072-word class (12 KiB) ...
+    m = 17_000  # ... and a 17408-word one (68 KiB: past SUBALLOC_BYTES, a whole buffer)
+    x, y = (rng.standard_normal(n).astype(np.float32) for _ in range(2))
+    a = vk.asarray(x)
+    b = vk.empty((n,), vk.float32)
+    if b.buffer.slab is not a.buffer.slab:  # a's piece was the slab's last: take the next pair
+        a, b = vk.asarray(x), vk.empty((n,), vk.float32)
+    assert a.buffer.slab is b.buffer.slab and a.buffer.tensor.offset != b.buffer.tensor.offset
+    b[...] = vk.asarray(y)
+    c = b * 3.0
+    np.testing.assert_array_equal(a.numpy(), x)
+    np.testing.assert_array_equal(c.numpy(), y * np.float32(3))
+    big = vk.asarray(rng.standard_normal(m).astype(np.float32))
+    assert big.buffer.slab is None
+    np.testing.assert_array_equal((big[:n] + a).numpy(), big.numpy()[:n] + x)
+
+
+def test_trim_frees_slabs_whose_pieces_are_all_free(rng):
+    pool = runtime.get().pool
+    vk.synchronize()
+    pool.trim(0)
+    held = pool.held
+    kept = vk.asarray(rng.standard_normal(500).astype(np.float32))
+    kept_host = kept.numpy()
+    arrays = [vk.asarray(np.full(500, i, np.float32)) for i in range(300)]
+    grown = pool.held
+    assert grown > held
+    del arrays
+    vk.synchronize()
+    pool.trim(0)
+    # every slab but the one holding `kept` went back
+    assert pool.held - held <= kept.buffer.slab.pieces * kept.buffer.words * 4
+    assert vk.memory_stats()["cached"] == pool.held - pool.in_use
+    np.testing.assert_array_equal(kept.numpy(), kept_host)
+    np.testing.assert_array_equal((kept + 1.0).numpy(), kept_host + np.float32(1))
+
+
+def test_a_slice_outside_its_tensor_is_refused():
+    from vkbackend.runtime._kpmod import kp
+    t = runtime.get().pool._mgr.tensor_t(np.zeros(256, np.uint32), kp.TensorTypes.storage)
+    with pytest.raises(ValueError, match="expected a non-empty range inside it"):
+        t.slice(200, 64)
+    with pytest.raises(ValueError, match="expected a non-empty range inside it"):
+        t.slice(0, 0)
+    s = t.slice(64, 128).slice(64, 64)  # a slice of a slice addresses the first tensor
+    assert s.offset == 128 * 4 and s.size() == 64

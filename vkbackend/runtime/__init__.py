@@ -59,11 +59,13 @@ class Runtime:
         self.pool.release(buf)
 
     def memory_stats(self) -> dict:
-        """Bytes of device memory: handed out to arrays, cached for reuse, the peak in use, the
-        cache's limit and the device's local heaps; and the host memory of the staging area that
-        transfers go through (arrays keep no host copy)."""
+        """Bytes of device memory: handed out to arrays, cached for reuse (released buffers and
+        slab space no array uses), the peak in use, the cache's limit, held in slabs (small
+        arrays' pieces, counted in in_use and cached too) and the device's local heaps; and the
+        host memory of the staging area that transfers go through (arrays keep no host copy)."""
         p = self.pool
         return {"in_use": p.in_use, "cached": p.cached, "peak_in_use": p.peak_in_use, "limit": p.limit,
+                "slabs": p.slab_bytes,
                 "capacity": p.capacity, "device_local": self.device.device_local_bytes,
                 "staging": self.stream.staging_bytes}
 
