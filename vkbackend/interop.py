@@ -10,10 +10,13 @@ consumer imports kDLVulkan memory), so it exports as host memory, a copy made at
 `__dlpack_device__()` reports (kDLCPU, 0), the device of every capsule it gives, and
 np.from_dlpack(x) / torch.from_dlpack(x) return host copies; copy=False raises BufferError since
 a copy is needed. vk.from_dlpack imports host (and, through the exporter's own cross-device copy,
-other devices') data by uploading it, with asarray's dtype rules.
+other devices') data by uploading it, with asarray's dtype rules. bfloat16 travels as kDLBfloat
+(torch's and JAX's bfloat16), which numpy's DLPack cannot carry: its capsules are numpy's of the
+16-bit words with the DLTensor's type code changed (_retag).
 """
 from __future__ import annotations
 
+import ctypes
 import functools
 import inspect
 import numbers
@@ -21,9 +24,11 @@ import operator
 
 import numpy as np
 
+from . import dtypes
 from .array import Array
 
 KDL_CPU = 1  # DLDeviceType kDLCPU
+KDL_UINT, KDL_BFLOAT = 1, 4  # DLDataTypeCode
 # Host memory numpy's from_dlpack imports directly: kDLCPU, kDLCUDAHost, kDLROCMHost, kDLCUDAManaged.
 _HOST_DEVICES = (1, 3, 11, 13)
 
@@ -251,7 +256,54 @@ def dlpack(a: Array, stream=None, max_version=None, dl_device=None, copy=None):
         raise BufferError("vk.Array.__dlpack__: copy=False cannot be honoured: the data lives in "
                           "device memory and leaves it only as a host copy (copy=None or True)")
     host = a.numpy()  # a fresh array: the capsule owns it
-    return host.__dlpack__(max_version=max_version) if max_version is not None else host.__dlpack__()
+    bf16 = a.dtype == dtypes.bfloat16
+    if bf16:
+        host = host.view(np.uint16)
+    capsule = host.__dlpack__(max_version=max_version) if max_version is not None else host.__dlpack__()
+    if bf16:
+        _retag(capsule, KDL_UINT, KDL_BFLOAT)
+    return capsule
+
+
+_capsule_name = ctypes.pythonapi.PyCapsule_GetName
+_capsule_name.restype, _capsule_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype, _capsule_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+
+
+def _retag(capsule, code: int, to: int) -> bool:
+    """Change an unconsumed capsule's 16-bit element type from DLDataTypeCode `code` to `to`
+    (same bits and lanes); whether it had that type. The DLTensor sits at the start of a
+    DLManagedTensor ("dltensor") and after 32 bytes (version, manager_ctx, deleter, flags) of a
+    DLManagedTensorVersioned ("dltensor_versioned"); its DLDataType {code, bits, lanes} after
+    data, device and ndim, at byte 20."""
+    name = _capsule_name(capsule)
+    if name not in (b"dltensor", b"dltensor_versioned"):
+        return False
+    base = _capsule_pointer(capsule, name) + (32 if name == b"dltensor_versioned" else 0)
+    dtype = (ctypes.c_uint8 * 4).from_address(base + 20)  # code, bits, lanes (uint16)
+    if (dtype[0], dtype[1], dtype[2], dtype[3]) != (code, 16, 1, 0):
+        return False
+    dtype[0] = to
+    return True
+
+
+class _BfloatAsWords:
+    """An exporter seen through DLPack as numpy can import it: a kDLBfloat capsule retagged as
+    16-bit unsigned words (`was_bfloat16` says whether it was one)."""
+
+    def __init__(self, x):
+        self._x = x
+        self.was_bfloat16 = False
+
+    def __dlpack_device__(self):
+        device = getattr(self._x, "__dlpack_device__", None)
+        return (KDL_CPU, 0) if device is None else device()
+
+    def __dlpack__(self, **kwargs):
+        capsule = self._x.__dlpack__(**kwargs)
+        self.was_bfloat16 = _retag(capsule, KDL_BFLOAT, KDL_UINT)
+        return capsule
 
 
 def dlpack_device(a: Array) -> tuple:
@@ -276,10 +328,13 @@ def from_dlpack(x, /, *, device=None, copy=None):
     if not hasattr(x, "__dlpack__"):
         raise TypeError(f"vk.from_dlpack: expected an object with __dlpack__, got {type(x).__name__}")
     where = x.__dlpack_device__() if hasattr(x, "__dlpack_device__") else (KDL_CPU, 0)
+    words = _BfloatAsWords(x)
     if int(where[0]) in _HOST_DEVICES:
-        host = np.from_dlpack(x)
+        host = np.from_dlpack(words)
     else:  # on another device: ask the exporter for a host copy (the standard's cross-device export)
-        host = np.from_dlpack(x, device="cpu")
+        host = np.from_dlpack(words, device="cpu")
+    if words.was_bfloat16:
+        host = host.view(dtypes.bfloat16)
     from .primitives.creation import asarray
     return asarray(host)
 

@@ -396,3 +396,70 @@ def test_torch_cpu_round_trip(rng):
     np.testing.assert_array_equal(b.numpy(), x * 2)
     m = torch.from_numpy(x > 0)
     np.testing.assert_array_equal(vk.from_dlpack(m).numpy(), x > 0)
+
+
+def _capsule_dtype(capsule) -> tuple:
+    """(code, bits, lanes) of an unconsumed capsule's DLTensor, read independently of interop.py."""
+    import ctypes
+    get_name = ctypes.pythonapi.PyCapsule_GetName
+    get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+    get_ptr = ctypes.pythonapi.PyCapsule_GetPointer
+    get_ptr.restype, get_ptr.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    name = get_name(capsule)
+
+    class DLDataType(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+    class DLTensor(ctypes.Structure):
+        _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32),
+                    ("ndim", ctypes.c_int32), ("dtype", DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64))]
+
+    class Versioned(ctypes.Structure):
+        _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32), ("ctx", ctypes.c_void_p),
+                    ("deleter", ctypes.c_void_p), ("flags", ctypes.c_uint64), ("dl_tensor", DLTensor)]
+    ptr = get_ptr(capsule, name)
+    t = Versioned.from_address(ptr).dl_tensor if name == b"dltensor_versioned" else DLTensor.from_address(ptr)
+    return (t.dtype.code, t.dtype.bits, t.dtype.lanes), tuple(t.shape[i] for i in range(t.ndim))
+
+
+def test_bfloat16_exports_and_imports_as_kdlbfloat(rng):
+    """bfloat16 leaves as DLPack's kDLBfloat (code 4), as torch and JAX export it, in both capsule
+    versions, and such a capsule imports back bit for bit (numpy alone refuses both)."""
+    bits = rng.integers(0, 1 << 16, (3, 37), dtype=np.uint16)
+    bits[(bits & 0x7F80) == 0x7F80] &= 0xBFFF  # finite: NaN payloads aside, every pattern kept
+    x = bits.view(vk.bfloat16)
+    a = vk.asarray(x)
+    for kwargs in ({}, {"max_version": (1, 0)}):
+        assert _capsule_dtype(a.__dlpack__(**kwargs)) == ((4, 16, 1), (3, 37))
+    assert _capsule_dtype(a[1:, 5:].__dlpack__()) == ((4, 16, 1), (2, 32))
+    b = vk.from_dlpack(a, copy=True)  # a vk.Array: copied on the device
+    np.testing.assert_array_equal(b.numpy().view(np.uint16), bits)
+
+    class Exporter:  # a foreign producer handing out vk's kDLBfloat capsules (torch's, without torch)
+        def __init__(self, arr):
+            self.arr = arr
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+        def __dlpack__(self, **kwargs):
+            return self.arr.__dlpack__(**kwargs)
+    c = vk.from_dlpack(Exporter(a[:, 1:]))
+    assert c.dtype == vk.bfloat16
+    np.testing.assert_array_equal(c.numpy().view(np.uint16), bits[:, 1:])
+    words = np.arange(4, dtype=np.uint16)  # 16-bit unsigned words stay integers (asarray's dtype)
+    f = vk.from_dlpack(Exporter(words))
+    assert f.dtype == vk.asarray(words).dtype and f.dtype != vk.bfloat16
+    np.testing.assert_array_equal(f.numpy(), words)
+
+
+def test_torch_bfloat16_round_trip(rng):
+    torch = pytest.importorskip("torch")
+    x = rng.standard_normal((5, 11)).astype(vk.bfloat16)
+    t = torch.from_dlpack(vk.asarray(x))
+    assert t.dtype == torch.bfloat16
+    np.testing.assert_array_equal(t.view(torch.int16).numpy().view(np.uint16), x.view(np.uint16))
+    back = vk.from_dlpack(t * 2)
+    assert back.dtype == vk.bfloat16
+    np.testing.assert_array_equal(back.numpy().view(np.uint16),
+                                  (x.astype(np.float32) * 2).astype(vk.bfloat16).view(np.uint16))
