@@ -48,8 +48,8 @@ from ..primitives import elementwise as ew, launch, reduce
 from ..primitives.creation import asarray_or_none, zeros
 from ..primitives.launch import LoopBudgetError, budget_chunks, collective_cost, pow2ceil
 from ..primitives.operands import held_dtype, operand
-from .tuning import (LAYERNORM_BWD_THREADS, LAYERNORM_FLOATS_PER_THREAD_BWD, LAYERNORM_VECS_PER_THREAD,
-                     LAYERNORM_VECS_PER_THREAD_BWD)
+from .tuning import (LAYERNORM_BWD_THREADS, LAYERNORM_FLOATS_PER_THREAD_BWD, LAYERNORM_HALF_MIN_WG_BWD,
+                     LAYERNORM_HALF_WG_DIV, LAYERNORM_VECS_PER_THREAD, LAYERNORM_VECS_PER_THREAD_BWD)
 
 __all__ = ["layer_norm", "rms_norm", "layer_norm_vjp", "rms_norm_vjp"]
 
@@ -62,6 +62,8 @@ VECS_PER_THREAD = LAYERNORM_VECS_PER_THREAD  # target vectors per invocation, wo
 VECS_PER_THREAD_BWD = LAYERNORM_VECS_PER_THREAD_BWD  # ... in the backward
 FLOATS_PER_THREAD_FWD = 32  # most floats of the row held per invocation (forward)
 FLOATS_PER_THREAD_BWD = LAYERNORM_FLOATS_PER_THREAD_BWD  # the same for the backward
+HALF_WG_DIV = LAYERNORM_HALF_WG_DIV  # halves: the workgroup this many times smaller (a power of two) ...
+HALF_MIN_WG_BWD = LAYERNORM_HALF_MIN_WG_BWD  # ... the backward's not below this
 PREFERRED_WG_FWD = 512     # largest workgroup the forward picks before it must go larger
 MIN_WG = 32
 SG_VECS = 4                # a subgroup per row while a row is at most this many vectors per lane
@@ -87,9 +89,9 @@ class Plan:
         return 4 if self.vec4 else 1
 
 
-def plan(d: int, vec4: bool, backward: bool, dev=None, f64: bool = False) -> Plan:
-    """Kernel shape for rows of `d` elements (float64's: `f64`): mode, workgroup size and register
-    vectors."""
+def plan(d: int, vec4: bool, backward: bool, dev=None, f64: bool = False, half: bool = False) -> Plan:
+    """Kernel shape for rows of `d` elements (float64's: `f64`; float16's or bfloat16's: `half`):
+    mode, workgroup size and register vectors."""
     dev = dev or runtime.get().device
     width = 4 if vec4 else 1
     dv = -(-d // width)
@@ -110,6 +112,14 @@ def plan(d: int, vec4: bool, backward: bool, dev=None, f64: bool = False) -> Pla
         n = -(-dv // wg)
     if n * width > max_floats:
         return Plan("stream", max_wg, 0, vec4)
+    # halves: the same workgroup reads half float32's bytes in float32's time; smaller workgroups
+    # holding more vectors each keep more rows (and bytes) in flight
+    div = HALF_WG_DIV if half else 1
+    floor = max(MIN_WG, HALF_MIN_WG_BWD if backward else MIN_WG)
+    while div > 1 and wg // 2 >= floor and (n * 2) * width <= max_floats and wg % 2 == 0:
+        wg //= 2
+        n = -(-dv // wg)
+        div //= 2
     return Plan("wg", wg, n, vec4)
 
 
@@ -307,7 +317,7 @@ def _forward(x, ns, w, b, eps, rms) -> Array:
     half = x.dtype if dtypes.is_half(x.dtype) else None
     rt = runtime.get()
     dev = rt.device
-    pl = plan(d, _vec4_ok(d, x, w, b), backward=False, dev=dev, f64=f64)
+    pl = plan(d, _vec4_ok(d, x, w, b), backward=False, dev=dev, f64=f64, half=half is not None)
     if not _row_fits(pl, d, False, rms, 0, dev):
         return _forward_split(x, ns, w, b, eps, rms)
     out = Array.empty(x.shape, x.dtype)
@@ -442,7 +452,7 @@ def _backward(x, ns, w, dy, eps, rms, want_w: bool, want_b: bool):
     acc = dtypes.float32 if half else x.dtype  # the partial sums' dtype
     rt = runtime.get()
     dev = rt.device
-    pl = plan(d, _vec4_ok(d, x, w, dy), backward=True, dev=dev, f64=f64)
+    pl = plan(d, _vec4_ok(d, x, w, dy), backward=True, dev=dev, f64=f64, half=half is not None)
     if not _row_fits(pl, d, True, rms, kk, dev):
         return _backward_split(x, ns, w, dy, eps, rms, want_w, want_b)
     wd = pl.width

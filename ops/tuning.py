@@ -19,6 +19,15 @@ LAYERNORM_FLOATS_PER_THREAD_BWD = 32
 # the workgroup 4x smaller: cheaper row reductions, four workgroups resident per SM.
 LAYERNORM_VECS_PER_THREAD_BWD = 4
 LAYERNORM_BWD_THREADS = 1 << 16
+# float16 / bfloat16 rows (HALF_IO): the workgroup float32's plan gives, divided by this (a power
+# of two), each invocation holding as many more vectors; the backward's not below
+# LAYERNORM_HALF_MIN_WG_BWD. NVIDIA H200, 2026-11-26, replayed batches, divided by 1 / 2 / 4
+# (docs/bench/2026-11-26/h200-session17-ln-half.txt): forward float16 4096^2 35.6 / 30.9 / 29.2 us,
+# 16384x1024 44.9 / 31.9 / 29.5, 8192^2 94.6 / 80.3 / 80.1 (bfloat16 alike); backward 1024x16384
+# 135.8 / 88.4 (1024 -> 512 invocations), 8192^2 212 / 208 (512 -> 256), but 4096^2 62.3 / 70.5
+# (256 -> 128) and 16384x1024 56.4 / 63.4 (64 -> 32).
+LAYERNORM_HALF_WG_DIV = 4
+LAYERNORM_HALF_MIN_WG_BWD = 256
 
 # -- qr.py (TUNE's defaults) ----------------------------------------------------------------------
 # Widest panel. H100, n=2000, R only: 16 11.7 ms, 32 13.1.

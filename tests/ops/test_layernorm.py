@@ -395,7 +395,8 @@ def _modes():
     """The kernel's shapes: (name, patches of ops.layernorm's constants)."""
     return [("planned", {}), ("workgroup rows", {"SG_VECS": 0, "SG_VECS_BWD": 0}),
             ("streamed", {"SG_VECS": 0, "SG_VECS_BWD": 0, "FLOATS_PER_THREAD_FWD": 0,
-                          "FLOATS_PER_THREAD_BWD": 0})]
+                          "FLOATS_PER_THREAD_BWD": 0}),
+            ("smaller workgroups", {"SG_VECS": 0, "SG_VECS_BWD": 0, "HALF_WG_DIV": 8, "HALF_MIN_WG_BWD": 32})]
 
 
 @pytest.mark.parametrize("mode", _modes(), ids=lambda m: m[0])
