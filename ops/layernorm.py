@@ -49,7 +49,8 @@ from ..primitives.creation import asarray_or_none, zeros
 from ..primitives.launch import LoopBudgetError, budget_chunks, collective_cost, pow2ceil
 from ..primitives.operands import held_dtype, operand
 from .tuning import (LAYERNORM_BWD_THREADS, LAYERNORM_FLOATS_PER_THREAD_BWD, LAYERNORM_HALF_MIN_WG_BWD,
-                     LAYERNORM_HALF_WG_DIV, LAYERNORM_VECS_PER_THREAD, LAYERNORM_VECS_PER_THREAD_BWD)
+                     LAYERNORM_HALF_MIN_WG_FWD, LAYERNORM_HALF_WG_DIV, LAYERNORM_PREFERRED_WG_BWD,
+                     LAYERNORM_VECS_PER_THREAD, LAYERNORM_VECS_PER_THREAD_BWD)
 
 __all__ = ["layer_norm", "rms_norm", "layer_norm_vjp", "rms_norm_vjp"]
 
@@ -63,8 +64,10 @@ VECS_PER_THREAD_BWD = LAYERNORM_VECS_PER_THREAD_BWD  # ... in the backward
 FLOATS_PER_THREAD_FWD = 32  # most floats of the row held per invocation (forward)
 FLOATS_PER_THREAD_BWD = LAYERNORM_FLOATS_PER_THREAD_BWD  # the same for the backward
 HALF_WG_DIV = LAYERNORM_HALF_WG_DIV  # halves: the workgroup this many times smaller (a power of two) ...
-HALF_MIN_WG_BWD = LAYERNORM_HALF_MIN_WG_BWD  # ... the backward's not below this
+HALF_MIN_WG_FWD = LAYERNORM_HALF_MIN_WG_FWD  # ... not below this in the forward ...
+HALF_MIN_WG_BWD = LAYERNORM_HALF_MIN_WG_BWD  # ... nor this in the backward
 PREFERRED_WG_FWD = 512     # largest workgroup the forward picks before it must go larger
+PREFERRED_WG_BWD = LAYERNORM_PREFERRED_WG_BWD  # ... and the backward
 MIN_WG = 32
 SG_VECS = 4                # a subgroup per row while a row is at most this many vectors per lane
 SG_VECS_BWD = 2            # ... in the backward (five register arrays: x, dy, weight, 2 partials)
@@ -103,7 +106,7 @@ def plan(d: int, vec4: bool, backward: bool, dev=None, f64: bool = False, half: 
     if dev.has("arithmetic") and dv <= min_sg * (SG_VECS_BWD if backward else SG_VECS) and SG_WG <= max_wg \
             and SG_WG % max(1, dev.max_subgroup_size) == 0:
         return Plan("sg", SG_WG, -(-dv // min_sg), vec4)
-    pref = max_wg if backward else min(max_wg, PREFERRED_WG_FWD)
+    pref = min(max_wg, PREFERRED_WG_BWD if backward else PREFERRED_WG_FWD)
     per_thread = VECS_PER_THREAD_BWD if backward else VECS_PER_THREAD
     wg = max(min(MIN_WG, max_wg), min(pref, pow2ceil(-(-dv // per_thread))))
     n = -(-dv // wg)
@@ -115,7 +118,7 @@ def plan(d: int, vec4: bool, backward: bool, dev=None, f64: bool = False, half: 
     # halves: the same workgroup reads half float32's bytes in float32's time; smaller workgroups
     # holding more vectors each keep more rows (and bytes) in flight
     div = HALF_WG_DIV if half else 1
-    floor = max(MIN_WG, HALF_MIN_WG_BWD if backward else MIN_WG)
+    floor = max(MIN_WG, HALF_MIN_WG_BWD if backward else HALF_MIN_WG_FWD)
     while div > 1 and wg // 2 >= floor and (n * 2) * width <= max_floats and wg % 2 == 0:
         wg //= 2
         n = -(-dv // wg)

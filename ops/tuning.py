@@ -8,8 +8,11 @@ here. Plain values: this module imports nothing.
 """
 
 # -- layernorm.py ---------------------------------------------------------------------------------
-# Target vectors per invocation, workgroup-per-row mode. H100 sweep: 1 best.
-LAYERNORM_VECS_PER_THREAD = 1
+# Target vectors per invocation, workgroup-per-row mode. H100 sweep: 1 best. NVIDIA H200,
+# 2026-11-26, replayed batches (docs/bench/2026-11-26/h200-session17-ln-f32.txt): 16384x1024
+# forward 45.1 us on 256 invocations of 1 vector, 36.2 on 128 of 2; 4096^2, 8192^2 and 1024x16384
+# the same within 1 % with 2 (the workgroup capped at 512 there either way).
+LAYERNORM_VECS_PER_THREAD = 2
 # Most floats of the row held per invocation in the backward. H100 sweep: 32 beat 8 and 16 at
 # D = 8192.
 LAYERNORM_FLOATS_PER_THREAD_BWD = 32
@@ -19,14 +22,21 @@ LAYERNORM_FLOATS_PER_THREAD_BWD = 32
 # the workgroup 4x smaller: cheaper row reductions, four workgroups resident per SM.
 LAYERNORM_VECS_PER_THREAD_BWD = 4
 LAYERNORM_BWD_THREADS = 1 << 16
+# The backward's largest workgroup before its rows must take more: H200 (same file), 1024x16384
+# 143.6 us on 1024 invocations of 4 vectors, 107.1 on 512 of 8; 8192^2 512 x 4 and 256 x 8 the
+# same; 4096^2 and 16384x1024 slower on smaller workgroups than they take (61.5 / 58.9 against 68
+# / 65.6 us).
+LAYERNORM_PREFERRED_WG_BWD = 512
 # float16 / bfloat16 rows (HALF_IO): the workgroup float32's plan gives, divided by this (a power
-# of two), each invocation holding as many more vectors; the backward's not below
-# LAYERNORM_HALF_MIN_WG_BWD. NVIDIA H200, 2026-11-26, replayed batches, divided by 1 / 2 / 4
-# (docs/bench/2026-11-26/h200-session17-ln-half.txt): forward float16 4096^2 35.6 / 30.9 / 29.2 us,
-# 16384x1024 44.9 / 31.9 / 29.5, 8192^2 94.6 / 80.3 / 80.1 (bfloat16 alike); backward 1024x16384
-# 135.8 / 88.4 (1024 -> 512 invocations), 8192^2 212 / 208 (512 -> 256), but 4096^2 62.3 / 70.5
-# (256 -> 128) and 16384x1024 56.4 / 63.4 (64 -> 32).
+# of two), each invocation holding as many more vectors; not below LAYERNORM_HALF_MIN_WG_FWD /
+# _BWD. NVIDIA H200, 2026-11-26, replayed batches, float32's plan then (one vector a thread, the
+# backward's workgroup up to 1024) divided by 1 / 2 / 4 (docs/bench/2026-11-26/
+# h200-session17-ln-half.txt): forward float16 4096^2 35.6 / 30.9 / 29.2 us (512 x 2 -> 128 x 8),
+# 16384x1024 44.9 / 31.9 / 29.5 (256 x 1 -> 64 x 4), 8192^2 94.6 / 80.3 / 80.1 (bfloat16 alike);
+# backward 1024x16384 135.8 / 88.4 (1024 -> 512 invocations), 8192^2 212 / 208 (512 -> 256), but
+# 4096^2 62.3 / 70.5 (256 -> 128) and 16384x1024 56.4 / 63.4 (64 -> 32).
 LAYERNORM_HALF_WG_DIV = 4
+LAYERNORM_HALF_MIN_WG_FWD = 64
 LAYERNORM_HALF_MIN_WG_BWD = 256
 
 # -- qr.py (TUNE's defaults) ----------------------------------------------------------------------
