@@ -237,3 +237,26 @@ def test_a_slice_outside_its_tensor_is_refused():
         t.slice(0, 0)
     s = t.slice(64, 128).slice(64, 64)  # a slice of a slice addresses the first tensor
     assert s.offset == 128 * 4 and s.size() == 64
+
+
+def test_memory_stats_by_heap():
+    """Each heap's size and kind; where the driver reports budgets (VK_EXT_memory_budget), a
+    256 MiB array shows in the device-local heaps' usage."""
+    stats = vk.memory_stats()
+    heaps = stats["heaps"]
+    assert heaps and all(h["size"] > 0 for h in heaps)
+    assert sum(h["size"] for h in heaps if h["device_local"]) == stats["device_local"] > 0
+    if "VK_EXT_memory_budget" not in vk.device().extensions:
+        assert all(h["budget"] is None and h["usage"] is None for h in heaps)
+        return
+
+    def used():
+        return sum(h["usage"] for h in vk.memory_stats()["heaps"] if h["device_local"])
+    vk.synchronize()
+    runtime.get().pool.trim(0)
+    before = used()
+    a = vk.zeros(1 << 26)
+    vk.synchronize()
+    assert used() - before >= 0.9 * (1 << 28)
+    assert all(h["budget"] > 0 for h in vk.memory_stats()["heaps"])
+    del a

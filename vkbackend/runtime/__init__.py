@@ -61,13 +61,16 @@ class Runtime:
     def memory_stats(self) -> dict:
         """Bytes of device memory: handed out to arrays, cached for reuse (released buffers and
         slab space no array uses), the peak in use, the cache's limit, held in slabs (small
-        arrays' pieces, counted in in_use and cached too) and the device's local heaps; and the
-        host memory of the staging area that transfers go through (arrays keep no host copy)."""
+        arrays' pieces, counted in in_use and cached too) and the device's local heaps; the
+        host memory of the staging area that transfers go through (arrays keep no host copy);
+        and per memory heap its size, whether it is device-local, and the driver's budget for
+        this process and the process's usage of it (None where the device lacks
+        VK_EXT_memory_budget)."""
         p = self.pool
         return {"in_use": p.in_use, "cached": p.cached, "peak_in_use": p.peak_in_use, "limit": p.limit,
                 "slabs": p.slab_bytes,
                 "capacity": p.capacity, "device_local": self.device.device_local_bytes,
-                "staging": self.stream.staging_bytes}
+                "staging": self.stream.staging_bytes, "heaps": self.device.manager.memory_heaps()}
 
     def stats(self) -> dict:
         s = dict(self.stream.stats)
