@@ -260,3 +260,21 @@ def test_memory_stats_by_heap():
     assert used() - before >= 0.9 * (1 << 28)
     assert all(h["budget"] > 0 for h in vk.memory_stats()["heaps"])
     del a
+
+
+def test_a_slab_that_does_not_fit_shrinks_to_one_piece(monkeypatch):
+    """Near VKBACKEND_MEMORY_LIMIT a small array still gets its piece (a slab of one) where a
+    whole slab would not fit, and MemoryError names the piece's bytes once even that does not."""
+    pool = runtime.get().pool
+    vk.synchronize()
+    pool.trim(0)
+    piece = size_class(5000) * 4  # 20 KiB: a new slab would hold 4 of them
+    assert piece == 20480 and not any(s.carved > s.free for s in pool._slabs.get(piece // 4, []))
+    monkeypatch.setattr(pool, "capacity", pool.held + 2 * piece)
+    a = vk.full((5000,), 1.0)
+    b = vk.full((5000,), 2.0)  # the second slab of one piece: the last room there is
+    assert a.buffer.slab.pieces == b.buffer.slab.pieces == 1
+    with pytest.raises(MemoryError, match=f"allocating {piece} bytes"):
+        vk.empty((5000,))
+    np.testing.assert_array_equal(a.numpy(), np.ones(5000, np.float32))
+    np.testing.assert_array_equal(b.numpy(), np.full(5000, 2, np.float32))

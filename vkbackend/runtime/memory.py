@@ -190,7 +190,14 @@ class Pool:
         if not slabs or slabs[-1].carved == slabs[-1].pieces:
             grown = 2 * slabs[-1].pieces if slabs else SLAB_FIRST
             pieces = max(1, min(grown, SLAB_BYTES // nbytes))
-            slabs.append(_Slab(self._allocate(cls * pieces, mapped), cls, pieces))
+            try:
+                tensor = self._allocate(cls * pieces, mapped)
+            except MemoryError:
+                if pieces == 1:
+                    raise
+                pieces = 1  # no room for a whole slab: a slab of this one piece, if that fits
+                tensor = self._allocate(cls, mapped)
+            slabs.append(_Slab(tensor, cls, pieces))
             self.stats["slabs_created"] += 1
         self.stats["pieces_carved"] += 1
         return slabs[-1].carve(mapped)
