@@ -171,6 +171,10 @@ VARIABLES = {v.name: v for v in (
              "microseconds of recording, with the GPU idle, after which what is recorded is submitted "
              "without waiting (0: whenever the GPU idles; off: only at a sync or a full chunk)",
              "vkbackend/runtime/__init__.py", _eager, None),
+    Variable("VKBACKEND_SUBALLOC_LIMIT", "runtime", "size", _SIZE, "64 KiB",
+             "arrays up to this size are pieces of larger allocations (slabs); 0: every array an "
+             "allocation of its own (an out-of-bounds write then cannot reach a neighbour)",
+             "vkbackend/runtime/__init__.py", _size),
     Variable("VKBACKEND_STAGING_LIMIT", "runtime", "size", _SIZE, "64 MiB",
              "the most host memory that uploads and downloads of device arrays go through at once "
              "(larger transfers go in pieces)", "vkbackend/runtime/__init__.py", _size),

@@ -278,3 +278,24 @@ def test_a_slab_that_does_not_fit_shrinks_to_one_piece(monkeypatch):
         vk.empty((5000,))
     np.testing.assert_array_equal(a.numpy(), np.ones(5000, np.float32))
     np.testing.assert_array_equal(b.numpy(), np.full(5000, 2, np.float32))
+
+
+def test_suballocation_can_be_turned_off(monkeypatch):
+    """VKBACKEND_SUBALLOC_LIMIT=0 (read when the runtime opens; here a pool made with it): every
+    buffer an allocation of its own (tests/test_config.py checks the setting's parsing)."""
+    from vkbackend import config
+    from vkbackend.runtime.memory import Pool
+    rt = runtime.get()
+    pool = Pool(rt.device.manager, 1 << 24, 1 << 24, suballoc_bytes=0)
+    bufs = [pool.acquire(100) for _ in range(3)]
+    assert all(b.slab is None for b in bufs) and pool.stats["buffers_created"] == 3
+    on = Pool(rt.device.manager, 1 << 24, 1 << 24)
+    pieces = [on.acquire(100) for _ in range(3)]
+    assert all(b.slab is pieces[0].slab is not None for b in pieces) and on.stats["buffers_created"] == 1
+    for p, bs in ((pool, bufs), (on, pieces)):
+        for b in bs:
+            p.release(b)
+        p.trim(0)
+        assert p.held == 0
+    monkeypatch.setenv("VKBACKEND_SUBALLOC_LIMIT", "16K")
+    assert config.get("VKBACKEND_SUBALLOC_LIMIT") == 16384

@@ -31,7 +31,8 @@ class Runtime:
         self.pool = Pool(mgr, min(self.device.max_buffer_size, (2**32 - 1) * 4), _pool_limit(self.device),
                          config.get("VKBACKEND_MEMORY_LIMIT"), self.lock,
                          host_backed=self.device.is_software,
-                         bind_bytes=self.device.max_storage_buffer_range)
+                         bind_bytes=self.device.max_storage_buffer_range,
+                         suballoc_bytes=config.get("VKBACKEND_SUBALLOC_LIMIT"))
         self.stream = Stream(mgr, self.pool, self.lock,
                              staging_limit=config.get("VKBACKEND_STAGING_LIMIT") or STAGING_LIMIT)
         eager = config.get("VKBACKEND_EAGER_US")

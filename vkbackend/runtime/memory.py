@@ -6,7 +6,7 @@ Small buffers are mapped: one allocation that shaders use and the host reads in 
 reading a small result back records no copy (uploads to them travel in the command buffer). Larger
 buffers are device memory only: their transfers go through the stream's staging area (staging.py).
 
-Buffers up to SUBALLOC_BYTES are pieces of slabs, larger allocations carved into pieces of one
+Buffers up to SUBALLOC_BYTES (VKBACKEND_SUBALLOC_LIMIT) are pieces of slabs, larger allocations carved into pieces of one
 size class (kp patch 0014: a slice binds, fills and copies only its range): a program of many
 small arrays makes a few allocations, not one each (drivers bound their number, and creating a
 buffer costs far more than slicing one)."""
@@ -34,7 +34,8 @@ def size_class(words: int) -> int:
 # Size classes up to this many words are mapped (see the module docstring). Where they are device
 # memory seen through a BAR the host reads them uncached, at tens of MB/s: only the smallest class.
 MAPPED_WORDS = 64
-# Size classes up to this many bytes are slab pieces. A class's first slab holds SLAB_FIRST
+# Size classes up to this many bytes are slab pieces (the default: VKBACKEND_SUBALLOC_LIMIT
+# sets it per runtime). A class's first slab holds SLAB_FIRST
 # pieces and each next one twice as many, up to SLAB_BYTES: few allocations for many arrays,
 # little unused memory for a few.
 SUBALLOC_BYTES = 64 << 10
@@ -119,12 +120,15 @@ class Pool:
     caps what the pool holds in all, as if the device had that much memory."""
 
     def __init__(self, manager, max_bytes: int, limit: int, capacity: int | None = None, lock=None,
-                 host_backed: bool = False, bind_bytes: int | None = None):
+                 host_backed: bool = False, bind_bytes: int | None = None, suballoc_bytes: int | None = None):
         self.lock = lock or threading.RLock()
         self._host_backed = host_backed  # device memory is the process's own (lavapipe)
         self._mgr = manager
         self.max_bytes = max_bytes  # the largest buffer (maxBufferSize, within kp's 2**32 - 1 elements)
         self._bind_bytes = bind_bytes or max_bytes  # the most a shader binds (maxStorageBufferRange)
+        # size classes up to this many bytes are slab pieces (fixed for the pool's life: a class
+        # is pieces or whole buffers, never both)
+        self._suballoc = min(SUBALLOC_BYTES if suballoc_bytes is None else suballoc_bytes, self._bind_bytes)
         self.limit = limit
         self.capacity = capacity  # bytes the pool may hold in all (None: what the device gives)
         self._free: dict[int, list[Buffer]] = {}
@@ -180,10 +184,10 @@ class Pool:
 
     def _create(self, cls: int) -> Buffer:
         """A new buffer of size class `cls`: the next piece of the class's slab (a new slab when
-        it is full), or a whole allocation for classes past SUBALLOC_BYTES."""
+        it is full), or a whole allocation for classes past the pool's sub-allocation limit."""
         mapped = cls <= MAPPED_WORDS
         nbytes = cls * WORD
-        if nbytes > min(SUBALLOC_BYTES, self._bind_bytes) or nbytes % PIECE_ALIGN:
+        if nbytes > self._suballoc or nbytes % PIECE_ALIGN:
             tensor = self._allocate(cls, mapped)
             return Buffer(tensor, cls, mapped, nbytes > self._bind_bytes)
         slabs = self._slabs.setdefault(cls, [])

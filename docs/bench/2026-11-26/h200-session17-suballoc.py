@@ -12,13 +12,13 @@ from benchmarks import programs
 
 rt = runtime.get()
 pool = rt.pool
-SUB = memory.SUBALLOC_BYTES
+SUB = pool._suballoc  # the session's run switched memory.SUBALLOC_BYTES, read at each allocation then
 
 
 def mode(on: bool):
     vk.synchronize()
     pool.trim(0)
-    memory.SUBALLOC_BYTES = SUB if on else 0
+    pool._suballoc = SUB if on else 0
 
 
 def fresh_arrays(count: int, n: int) -> dict:
