@@ -396,7 +396,8 @@ def _modes():
     return [("planned", {}), ("workgroup rows", {"SG_VECS": 0, "SG_VECS_BWD": 0}),
             ("streamed", {"SG_VECS": 0, "SG_VECS_BWD": 0, "FLOATS_PER_THREAD_FWD": 0,
                           "FLOATS_PER_THREAD_BWD": 0}),
-            ("smaller workgroups", {"SG_VECS": 0, "SG_VECS_BWD": 0, "HALF_WG_DIV": 8, "HALF_MIN_WG_FWD": 32, "HALF_MIN_WG_BWD": 32})]
+            ("smaller workgroups", {"SG_VECS": 0, "SG_VECS_BWD": 0, "HALF_WG_DIV": 8, "HALF_MIN_WG_FWD": 32,
+                                    "HALF_MIN_WG_BWD": 32})]
 
 
 @pytest.mark.parametrize("mode", _modes(), ids=lambda m: m[0])

@@ -6,10 +6,10 @@ Small buffers are mapped: one allocation that shaders use and the host reads in 
 reading a small result back records no copy (uploads to them travel in the command buffer). Larger
 buffers are device memory only: their transfers go through the stream's staging area (staging.py).
 
-Buffers up to SUBALLOC_BYTES (VKBACKEND_SUBALLOC_LIMIT) are pieces of slabs, larger allocations carved into pieces of one
-size class (kp patch 0014: a slice binds, fills and copies only its range): a program of many
-small arrays makes a few allocations, not one each (drivers bound their number, and creating a
-buffer costs far more than slicing one)."""
+Buffers up to SUBALLOC_BYTES (VKBACKEND_SUBALLOC_LIMIT) are pieces of slabs, larger allocations
+carved into pieces of one size class (kp patch 0014: a slice binds, fills and copies only its
+range): a program of many small arrays makes a few allocations, not one each (drivers bound their
+number, and creating a buffer costs far more than slicing one)."""
 from __future__ import annotations
 
 import functools
