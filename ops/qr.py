@@ -12,9 +12,12 @@ Plan of one factorization, for every panel of nb columns starting at (p0, p0):
   2. ops/qr_update.comp: the trailing columns C := (I - V T V^T)^T C, fused in one dispatch (each
      workgroup owns a strip of columns over all rows: W = V^T C, W = T^T W, C -= V W), no
      temporaries in memory.
-Q is then formed by applying the blocks backward to the identity (one qr_update per panel, on the
-shrinking bottom-right corner only). Every dispatch is recorded; nothing is submitted here.
-Dispatches per call: 2 per panel for R, 1 more per panel for Q, plus 3 (copy, identity, triu).
+Q is then formed by applying blocks of the reflectors backward to the identity (one qr_update per
+block, on the shrinking bottom-right corner only), blocks wider than the panels (q_nb: their T built
+anew by qr_buildt, all in one dispatch) so that Q takes fewer passes over its corner. Large corners
+(rows_min) take qr_update_rows.comp instead, their rows in chunks over many more workgroups (two
+dispatches). Every dispatch is recorded; nothing is submitted here.
+Dispatches per call: 2 per panel for R, 1 per q_nb columns for Q, plus 4 (copy, T, identity, triu).
 Batched input (..., M, N) runs all matrices of the batch in the same dispatches (grid z), so the
 dispatch count does not grow with the batch and small matrices fill the device together; the only
 memory besides the results is T (NB x NB per panel and matrix).
@@ -52,7 +55,7 @@ from vkbackend.primitives import launch
 from vkbackend.primitives.launch import LoopBudgetError, groups_for, pow2ceil
 from vkbackend.primitives.operands import operand
 from . import grid
-from .tuning import QR_LOOKAHEAD, QR_NB_MAX
+from .tuning import QR_LOOKAHEAD, QR_NB_MAX, QR_Q_MIN_ROWS, QR_Q_NB, QR_ROWS_CHUNK, QR_ROWS_GROUPS, QR_ROWS_MIN
 
 __all__ = ["qr", "householder_product", "apply_q", "QRResult"]
 
@@ -64,6 +67,7 @@ _MODES = ("reduced", "complete", "r", "raw")
 # float32, float64 (half the workgroup and tiles: its shared memory within 32 KiB at 8 bytes a value)
 _UPDATE_SHAPE = {4: (256, 64, 128), 8: (128, 32, 64)}
 _NB64 = 16         # the widest block of the float64 kernels (their shared memory, registers)
+_ROWS_SW = 128     # columns per workgroup of qr_update_rows.comp (TX * CPT)
 _UTIL_WG = 256
 
 # Tunables. GPU: a panel of m rows takes the widest NB (nb_max, then halving down to nb_min) for
@@ -86,6 +90,13 @@ TUNE = {
     "target_groups": 120,    # workgroups an update dispatch should reach (~ the SM count)
     "lookahead": QR_LOOKAHEAD,  # 1: next panel beside the trailing update (no barrier between them)
     "apply_nb": 32,          # block width for apply_q / householder_product
+    "rows_min": QR_ROWS_MIN,  # corners of at least this many elements (per matrix) take
+                             # qr_update_rows (blocks up to 16 wide); 0: never
+    "rows_groups": QR_ROWS_GROUPS,  # workgroups it aims at (column strips x row chunks x matrices)
+    "rows_chunk": QR_ROWS_CHUNK,    # ... with chunks of no fewer rows than this
+    "q_nb": QR_Q_NB,         # qr's Q from T blocks of this width built anew (qr_buildt); 0: the
+                             # panels' own T blocks (8 or 16 wide: more, thinner passes) ...
+    "q_min_rows": QR_Q_MIN_ROWS,  # ... for matrices of at least this many rows
     # software devices: the streaming panel (rows in memory, which is a CPU's cache anyway)
     "sw_panel_wgs": (128,),
     "sw_reg_cap": 0,         # row values per thread in "registers" (0: always stream)
@@ -122,6 +133,17 @@ KEYS = (
     _key("lookahead", "0 or 1", "1: the next panel beside the trailing update, no barrier between",
          config.between(0, 1)),
     _key("apply_nb", _ROUNDED, "block width of apply_q and householder_product", config.between(1, 32)),
+    _key("rows_min", "an integer >= 0",
+         "corner size (elements per matrix) from which block reflectors stream in row chunks (0: never)",
+         config.at_least(0)),
+    _key("rows_groups", "an integer >= 1", "workgroups the row-chunked block reflector aims at",
+         config.at_least(1)),
+    _key("rows_chunk", "an integer >= 1", "least rows per chunk of the row-chunked block reflector",
+         config.at_least(1)),
+    _key("q_nb", "0, or an integer from 1 to 32 (rounded up to a power of two, at least 4)",
+         "qr: block width of the T blocks Q is formed with (0: the panels' own)", config.between(0, 32)),
+    _key("q_min_rows", "an integer >= 0", "qr: least rows for Q's T blocks to be built anew (q_nb)",
+         config.at_least(0)),
     _key("sw_panel_wgs", _WGS, "workgroup sizes the panel kernel may take on software devices",
          config.between(1, 1024)),
     _key("sw_reg_cap", "an integer >= 0", "software devices: row values per thread in registers (0: always stream)",
@@ -201,8 +223,8 @@ def _kernel(shader: str, defines: dict, wg: int):
     return rt.kernel(f"ops/{shader}", defines, wg)
 
 
-def _dispatch(kernel, buffers, push, gx: int, batch: int, batch_words=(), barrier: bool = True):
-    """Record `kernel` over grid (gx, 1, batch); batches beyond the device's grid z limit go in
+def _dispatch(kernel, buffers, push, gx: int, batch: int, batch_words=(), barrier: bool = True, gy: int = 1):
+    """Record `kernel` over grid (gx, gy, batch); batches beyond the device's grid z limit go in
     chunks, advancing each (offset index, stride index) pair of `batch_words` in `push`.
     barrier=False: the next dispatch may run concurrently with this one."""
     zmax = _rt().device.max_workgroup_count[2]
@@ -210,7 +232,7 @@ def _dispatch(kernel, buffers, push, gx: int, batch: int, batch_words=(), barrie
         words = list(push)
         for oi, si in batch_words:
             words[oi] += b0 * words[si]
-        groups = (gx, 1, min(zmax, batch - b0))
+        groups = (gx, gy, min(zmax, batch - b0))
         kernel(buffers, words, groups, barrier=barrier)
 
 
@@ -437,14 +459,53 @@ def _apply_block(v: Array, v_off, v_ld, v_bs, m, kk, width, t: Array, t_off, t_b
     """C (m x ncols) := (I - V T V^T)^T C if trans else (I - V T V^T) C, every matrix of the batch."""
     if m <= 0 or ncols <= 0 or kk <= 0 or batch == 0:
         return
-    cw = _update_cw(ncols, batch)
-    defines = {"NB": width, "CW": cw, **grid.real_defines(c.dtype)}
+    defines = {"NB": width, **grid.real_defines(c.dtype)}
     if trans:
         defines["TRANS_T"] = 1
-    k = _kernel("qr_update.comp", defines, _UPDATE_SHAPE[c.dtype.itemsize][0])
     push = [v_off, v_ld, v_bs, m, kk, t_off, t_bs, c_off, c_ld, c_bs, ncols]
-    _dispatch(k, [v.buffer, t.buffer, c.buffer], push, -(-ncols // cw), batch,
-              ((0, 2), (5, 6), (7, 9)), barrier)
+    words = ((0, 2), (5, 6), (7, 9))
+    chunk = _row_chunks(m, ncols, width, batch) if barrier else 0
+    if chunk:  # qr_update_rows.comp: the corner streamed in row chunks, two dispatches
+        chunks, wg = -(-m // chunk), _rows_wg()
+        w = Array.empty((batch * chunks * width * ncols,), c.dtype)
+        push += [chunk, w.offset, chunks * width * ncols]
+        for phase in (1, 2):
+            k = _kernel("qr_update_rows.comp", dict(defines, PHASE=phase), wg)
+            _dispatch(k, [v.buffer, t.buffer, c.buffer, w.buffer], push, -(-ncols // _ROWS_SW), batch,
+                      words + ((12, 13),), gy=chunks)
+        return
+    cw = _update_cw(ncols, batch)
+    k = _kernel("qr_update.comp", dict(defines, CW=cw), _UPDATE_SHAPE[c.dtype.itemsize][0])
+    _dispatch(k, [v.buffer, t.buffer, c.buffer], push, -(-ncols // cw), batch, words, barrier)
+
+
+def _rows_wg() -> int:
+    return 64 if _rt().device.is_software else 256
+
+
+def _rows_cost(chunk: int, chunks: int, nb: int, wg: int) -> int:
+    """qr_update_rows.comp's loop iterations per invocation, its larger phase (2): the sum of the
+    chunks' W (a loop over chunks per entry), T's load, op(T) W, and the rows of its chunk."""
+    entries = _cdiv(nb * _ROWS_SW, wg)
+    return entries * (chunks + 3) + _cdiv(nb * nb, wg) + _cdiv(chunk, wg // 32) + 8
+
+
+def _row_chunks(m: int, ncols: int, nb: int, batch: int) -> int:
+    """Rows per chunk for qr_update_rows.comp on an m x ncols corner (0: qr_update.comp instead:
+    blocks wider than 16, corners under TUNE's rows_min elements, or no split that fits the loop
+    budget): chunks enough for TUNE's rows_groups workgroups, none under rows_chunk rows."""
+    if not TUNE["rows_min"] or nb > 16 or m * ncols < TUNE["rows_min"]:
+        return 0
+    groups = -(-ncols // _ROWS_SW) * batch
+    chunks = max(1, min(-(-TUNE["rows_groups"] // groups), m // max(1, TUNE["rows_chunk"])))
+    budget, wg = launch.loop_budget(), _rows_wg()
+    while True:
+        chunk = -(-m // chunks)
+        if budget is None or _rows_cost(chunk, -(-m // chunk), nb, wg) <= budget:
+            return chunk
+        if chunk <= 1 or chunks >= m:
+            return 0
+        chunks *= 2
 
 
 def _factor(a: Array):
@@ -552,9 +613,13 @@ def qr(a, mode: str = "reduced"):
     K = min(M, N)
     if K:  # the loop budget, before any GPU work
         panels = _plan(M, N, dt)[0]
-        updates = mode in ("reduced", "complete") or len(panels) > 1  # Q, or trailing columns
-        _check_budget("qr", M, [pl.width for pl in panels] if updates else (),
-                      max(M, N) * max(M, N) if mode == "complete" else M * N, dt=dt)
+        form_q = mode in ("reduced", "complete")
+        rebuild = form_q and _rebuild_q(M)
+        # the panels' T blocks serve the trailing columns, and Q where it is not given its own
+        widths = [pl.width for pl in panels] if len(panels) > 1 or (form_q and not rebuild) else []
+        built = [_apply_nb(M, dt, TUNE["q_nb"])] if rebuild else []
+        _check_budget("qr", M, widths + built, max(M, N) * max(M, N) if mode == "complete" else M * N,
+                      buildt=bool(built), dt=dt)
     a = asarray(a, dt)
     h, tau, T, panels, tsize = _factor(a)
     if mode == "raw":
@@ -562,13 +627,21 @@ def qr(a, mode: str = "reduced"):
     if mode == "r":
         return _triu(h, batch, M, N, K)
     ncols = M if mode == "complete" else K
-    blocks = [(pl.p0, pl.kk, pl.width, pl.t_off) for pl in panels]
+    if _rebuild_q(M):
+        T, tsize, blocks = _build_t(h, tau, _apply_nb(M, dt, TUNE["q_nb"]))
+    else:
+        blocks = [(pl.p0, pl.kk, pl.width, pl.t_off) for pl in panels]
     Q = _form_q(h, M * N, N, blocks, T, tsize, M, ncols, batch)
     R = _triu(h, batch, M, N, M if mode == "complete" else K)
     return QRResult(Q, R)
 
 
 # -- reflectors given by (h, tau) ------------------------------------------------------------------
+
+def _rebuild_q(M: int) -> bool:
+    """Whether qr forms Q from T blocks built anew (TUNE's q_nb wide) rather than the panels'."""
+    return bool(TUNE["q_nb"]) and M >= TUNE["q_min_rows"]
+
 
 def _check_reflectors(h, tau, name: str):
     h = _check_matrix(h, name, "h", float64=True)
@@ -584,10 +657,11 @@ def _check_reflectors(h, tau, name: str):
     return h, tau
 
 
-def _apply_nb(M: int, dt=dtypes.float32) -> int:
-    """Block width for reflectors over M rows of dtype dt: TUNE's, narrower where T's recurrence in
-    qr_buildt would not fit the loop budget (_check_budget then raises if even 8 does not)."""
-    nb = min(_widest(dt), max(4, pow2ceil(TUNE["apply_nb"])))
+def _apply_nb(M: int, dt=dtypes.float32, want: int | None = None) -> int:
+    """Block width for reflectors over M rows of dtype dt: `want` (TUNE's apply_nb unless given),
+    narrower where T's recurrence in qr_buildt would not fit the loop budget (_check_budget then
+    raises if even 8 does not)."""
+    nb = min(_widest(dt), max(4, pow2ceil(TUNE["apply_nb"] if want is None else want)))
     budget = launch.loop_budget()
     while budget is not None and nb > 8 and _buildt_cost(M, nb) > budget:
         nb //= 2

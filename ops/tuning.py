@@ -45,3 +45,21 @@ QR_NB_MAX = 16
 # The look-ahead schedule, off. On the H100 it cost ~44 us per panel (n=2000, R only: 15.9 ms with
 # it, 13.1 without).
 QR_LOOKAHEAD = 0
+# Width of the blocks Q is formed with (their T built anew), in place of the panels' (8 or 16). H200,
+# 2026-11-26, reduced Q and R (docs/bench/2026-11-26/h200-session18-qr-sweep.txt): n = 512 1.53 ->
+# 1.48 ms, 1000 4.37 -> 4.21, 2000 15.42 -> 14.51, 4096 94.2 -> 77.0.
+QR_Q_NB = 32
+# ... for matrices of at least this many rows: the extra dispatch costs more than it saves on small
+# ones (same session, -qr-small.txt: 256 x 64 x 64 0.189 -> 0.222 ms, float64 0.340 -> 0.363, 64 x
+# 128 x 128 0.328 -> 0.338; 512^2 1.514 -> 1.466).
+QR_Q_MIN_ROWS = 256
+# Corners (rows x columns per matrix) from which a block reflector up to 16 wide streams in row
+# chunks (qr_update_rows.comp) instead of one workgroup per column strip (qr_update.comp), aiming
+# at QR_ROWS_GROUPS workgroups in chunks of at least QR_ROWS_CHUNK rows. H200, 2026-11-26
+# (docs/bench/2026-11-26/h200-session18-qr-update*.txt, -qr-rows.txt, -qr-ru.txt): one 8-wide
+# block on 4096 x 4088 190 -> 101 us, 4096 x 2048 102 -> 59, but 1024 x 1024 21 -> 30-49 (too few
+# workgroups either way); in QR 4096 (R only) 57.4 -> 47.4 ms from corners of 256K elements, while
+# QR 2000 lost 2.7-5 ms from corners of 256K or 1M (its corners stay under 4M).
+QR_ROWS_MIN = 1 << 22
+QR_ROWS_GROUPS = 1056
+QR_ROWS_CHUNK = 256

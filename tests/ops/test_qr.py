@@ -293,6 +293,10 @@ def test_one_submit_300(rng, whole_submits):
     # streaming panels of other widths
     ({"stream_nb": 8}, (60, 50)),
     ({"stream_nb": 16, "nb_max": 16}, (130, 40)),
+    # Q from the panels' own T blocks, or from rebuilt ones narrower than the default
+    ({"q_nb": 0}, (300, 140)),
+    ({"q_nb": 16, "q_min_rows": 1, "stream_nb": 8}, (2, 100, 45)),
+    ({"q_nb": 32, "q_min_rows": 1}, (3, 70, 50)),
 ])
 def test_qr_panel_variants(rng, monkeypatch, tune, shape):
     for k, v in tune.items():
@@ -320,6 +324,39 @@ def test_qr_lookahead_order(rng, monkeypatch):
         q, r = qr_np(a)
         check_qr(a, q, r)
         assert (shape[-1] > 12) == (False in seen)  # one panel: nothing to look ahead to
+
+
+@pytest.mark.parametrize("dtype,eps", [(np.float32, EPS), (np.float64, EPS64)])
+def test_qr_row_chunks(rng, monkeypatch, dtype, eps):
+    """Block reflectors streamed over row chunks (qr_update_rows.comp, both phases), forced onto
+    small corners: several chunks, partial column strips, blocks whose last rows and reflectors
+    are ragged; qr (R and Q, batched), householder_product and apply_q on both sides."""
+    for key, value in (("rows_min", 1), ("rows_groups", 8), ("rows_chunk", 40)):
+        monkeypatch.setitem(qr_mod.TUNE, key, value)
+    used = []
+    kernel = qr_mod._kernel
+
+    def spy(shader, defines, wg):
+        used.append(shader)
+        return kernel(shader, defines, wg)
+    monkeypatch.setattr(qr_mod, "_kernel", spy)
+    for shape, mode in [((300, 140), "reduced"), ((2, 170, 90), "complete"), ((90, 200), "reduced")]:
+        a = rng.standard_normal(shape).astype(dtype)
+        q, r = vk.linalg.qr(vk.asarray(a, dtype=dtype), mode)
+        check_qr(a, q.numpy(), r.numpy(), complete=mode == "complete", eps=eps)
+    assert "qr_update_rows.comp" in used
+    a = rng.standard_normal((260, 70)).astype(dtype)
+    h, tau = vk.linalg.qr(vk.asarray(a, dtype=dtype), "raw")
+    hT = vk.asarray(np.ascontiguousarray(h.numpy().T), dtype=dtype)
+    q = vk.linalg.householder_product(hT, tau).numpy().astype(np.float64)
+    ref_q = np.linalg.qr(a.astype(np.float64))[0]
+    signs = np.sign(np.sum(q * ref_q, axis=0))
+    np.testing.assert_allclose(q * signs, ref_q, atol=200 * eps * 70)
+    c = rng.standard_normal((260, 33)).astype(dtype)
+    qt_c = vk.linalg.apply_q(hT, tau, vk.asarray(c, dtype=dtype), transpose=True).numpy()
+    np.testing.assert_allclose(qt_c[:70], q.T @ c, atol=200 * eps * 70)
+    c_q = vk.linalg.apply_q(hT, tau, vk.asarray(c.T.copy(), dtype=dtype), side="right").numpy()
+    np.testing.assert_allclose(c_q[:, :70], c.T @ q, atol=200 * eps * 70)  # (c Q)[:, :N] = c Q[:, :N]
 
 
 def test_qr_large_square(rng):
