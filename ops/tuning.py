@@ -59,7 +59,9 @@ QR_Q_MIN_ROWS = 256
 # (docs/bench/2026-11-26/h200-session18-qr-update*.txt, -qr-rows.txt, -qr-ru.txt): one 8-wide
 # block on 4096 x 4088 190 -> 101 us, 4096 x 2048 102 -> 59, but 1024 x 1024 21 -> 30-49 (too few
 # workgroups either way); in QR 4096 (R only) 57.4 -> 47.4 ms from corners of 256K elements, while
-# QR 2000 lost 2.7-5 ms from corners of 256K or 1M (its corners stay under 4M).
+# QR 2000 lost 2.7-5 ms from corners of 256K or 1M (its corners stay under 4M). A 32-wide variant
+# (2 columns per invocation) was slower than qr_update.comp: 244 against 181 us on 4096 x 2048,
+# QR 4096 63.7 -> 68.7 ms (-qr-rows32.txt).
 QR_ROWS_MIN = 1 << 22
 QR_ROWS_GROUPS = 1056
 QR_ROWS_CHUNK = 256
