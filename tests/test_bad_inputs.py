@@ -835,7 +835,8 @@ val("matmul", "empty m", lambda m, a, b: m.matmul(a, b), (F(0, 3), F(3, 4)))
 val("matmul", "empty batch", lambda m, a, b: m.matmul(a, b), (F(0, 2, 3), F(3, 4)))
 val("matmul", "NaN and inf propagate", lambda m, a, b: m.matmul(a, b),
     (F(2, 2, values=[np.nan, 1, 1, 1]), F(2, 2, values=[1, np.inf, 0, 1])), atol=0)
-val("matmul", "vector @ vector", lambda m, a, b: m.matmul(a, b), (F(5), F(5)), rtol=1e-5)
+# a float32 dot's error scales with sum |a_i b_i|, not with the (possibly cancelling) sum: atol too
+val("matmul", "vector @ vector", lambda m, a, b: m.matmul(a, b), (F(5), F(5)), rtol=1e-5, atol=1e-6)
 bad("gemm", "inner dims differ", lambda m, a, b: vk.gemm(a, b), (F(2, 3), F(4, 2)), ("3", "4"), ValueError,
     ref=False)
 bad("gemm", "1-d operand", lambda m, a, b: vk.gemm(a, b), (F(3), F(3, 2)), ("2 dimensions", "(3,)"), ValueError,
