@@ -54,8 +54,10 @@ from vkbackend.primitives.creation import asarray
 from vkbackend.primitives import launch
 from vkbackend.primitives.launch import LoopBudgetError, groups_for, pow2ceil
 from vkbackend.primitives.operands import operand
+from vkbackend.primitives.recipes import recipe
 from . import grid
-from .tuning import QR_LOOKAHEAD, QR_NB_MAX, QR_Q_MIN_ROWS, QR_Q_NB, QR_ROWS_CHUNK, QR_ROWS_GROUPS, QR_ROWS_MIN
+from .tuning import (QR_LOOKAHEAD, QR_NB_MAX, QR_Q_MIN_ROWS, QR_Q_NB, QR_ROWS_CHUNK, QR_ROWS_GROUPS,
+                     QR_ROWS_MIN)
 
 __all__ = ["qr", "householder_product", "apply_q", "QRResult"]
 
@@ -455,8 +457,11 @@ def _update_cw(ncols: int, batch: int) -> int:
 # -- the blocked algorithm ---------------------------------------------------------------------
 
 def _apply_block(v: Array, v_off, v_ld, v_bs, m, kk, width, t: Array, t_off, t_bs,
-                 c: Array, c_off, c_ld, c_bs, ncols, trans: bool, batch: int, barrier: bool = True):
-    """C (m x ncols) := (I - V T V^T)^T C if trans else (I - V T V^T) C, every matrix of the batch."""
+                 c: Array, c_off, c_ld, c_bs, ncols, trans: bool, batch: int, barrier: bool = True,
+                 work: dict | None = None):
+    """C (m x ncols) := (I - V T V^T)^T C if trans else (I - V T V^T) C, every matrix of the batch.
+    work: a dict that a sequence of blocks shares, holding the row-chunked kernel's workspace (one
+    buffer for all of them, each block's dispatches done before the next one's begin)."""
     if m <= 0 or ncols <= 0 or kk <= 0 or batch == 0:
         return
     defines = {"NB": width, **grid.real_defines(c.dtype)}
@@ -467,7 +472,7 @@ def _apply_block(v: Array, v_off, v_ld, v_bs, m, kk, width, t: Array, t_off, t_b
     chunk = _row_chunks(m, ncols, width, batch) if barrier else 0
     if chunk:  # qr_update_rows.comp: the corner streamed in row chunks, two dispatches
         chunks, wg = -(-m // chunk), _rows_wg()
-        w = Array.empty((batch * chunks * width * ncols,), c.dtype)
+        w = _workspace(work, batch * chunks * width * ncols, c.dtype)
         push += [chunk, w.offset, chunks * width * ncols]
         for phase in (1, 2):
             k = _kernel("qr_update_rows.comp", dict(defines, PHASE=phase), wg)
@@ -477,6 +482,17 @@ def _apply_block(v: Array, v_off, v_ld, v_bs, m, kk, width, t: Array, t_off, t_b
     cw = _update_cw(ncols, batch)
     k = _kernel("qr_update.comp", dict(defines, CW=cw), _UPDATE_SHAPE[c.dtype.itemsize][0])
     _dispatch(k, [v.buffer, t.buffer, c.buffer], push, -(-ncols // cw), batch, words, barrier)
+
+
+def _workspace(work: dict | None, size: int, dt) -> Array:
+    """An array of at least `size` elements of dtype dt: the one `work` holds where it is large
+    enough (kept there for the next block), else a new one."""
+    w = None if work is None else work.get(dt)
+    if w is None or w.size < size:
+        w = Array.empty((size,), dt)
+        if work is not None:
+            work[dt] = w
+    return w
 
 
 def _rows_wg() -> int:
@@ -540,11 +556,13 @@ def _factor(a: Array):
                 T.offset + pl.t_off, tsize]
         _dispatch(k, [h.buffer, tau.buffer, T.buffer], push, 1, B, ((0, 2), (6, 7), (8, 9)), barrier)
 
+    work: dict = {}
+
     def update(pl, c0, ncols, barrier=True):
         """Columns [c0, c0 + ncols) (of the whole matrix) := panel pl's Q^T times them."""
         hoff = h.offset + pl.p0 * N + pl.p0
         _apply_block(h, hoff, N, M * N, M - pl.p0, pl.kk, pl.width, T, T.offset + pl.t_off, tsize,
-                     h, hoff + (c0 - pl.p0), N, M * N, ncols, True, B, barrier)
+                     h, hoff + (c0 - pl.p0), N, M * N, ncols, True, B, barrier, work)
 
     factor_panel(panels[0])
     for i, pl in enumerate(panels):
@@ -570,12 +588,13 @@ def _form_q(h: Array, h_bs: int, N: int, blocks, T: Array, t_bs: int, M: int, nc
     B = math.prod(batch)
     Q = Array.empty(tuple(batch) + (M, ncols), h.dtype)
     _util("EYE", None, 0, 0, 0, Q, Q.offset, ncols, M * ncols, M, ncols, B)
+    work: dict = {}
     for p0, kk, width, t_off in reversed(blocks):
         if p0 >= ncols:
             continue
         # Columns < p0 of the partial product are still identity columns: only the corner moves.
         _apply_block(h, h.offset + p0 * N + p0, N, h_bs, M - p0, kk, width, T, T.offset + t_off, t_bs,
-                     Q, Q.offset + p0 * ncols + p0, ncols, M * ncols, ncols - p0, False, B)
+                     Q, Q.offset + p0 * ncols + p0, ncols, M * ncols, ncols - p0, False, B, work=work)
     return Q
 
 
@@ -620,7 +639,16 @@ def qr(a, mode: str = "reduced"):
         built = [_apply_nb(M, dt, TUNE["q_nb"])] if rebuild else []
         _check_budget("qr", M, widths + built, max(M, N) * max(M, N) if mode == "complete" else M * N,
                       buildt=bool(built), dt=dt)
-    a = asarray(a, dt)
+    out = _qr_recorded(asarray(a, dt), mode, tuple(TUNE.values()))
+    return QRResult(*out) if mode in ("reduced", "complete") else out
+
+
+@recipe()
+def _qr_recorded(a: Array, mode: str, tune: tuple):
+    """qr's dispatches on a checked array, replayed for the same shape, mode and TUNE (`tune`: its
+    values, part of the recipe's key)."""
+    *batch, M, N = a.shape
+    batch, K = tuple(batch), min(M, N)
     h, tau, T, panels, tsize = _factor(a)
     if mode == "raw":
         return _transpose(h), tau
@@ -628,12 +656,12 @@ def qr(a, mode: str = "reduced"):
         return _triu(h, batch, M, N, K)
     ncols = M if mode == "complete" else K
     if _rebuild_q(M):
-        T, tsize, blocks = _build_t(h, tau, _apply_nb(M, dt, TUNE["q_nb"]))
+        T, tsize, blocks = _build_t(h, tau, _apply_nb(M, a.dtype, TUNE["q_nb"]))
     else:
         blocks = [(pl.p0, pl.kk, pl.width, pl.t_off) for pl in panels]
     Q = _form_q(h, M * N, N, blocks, T, tsize, M, ncols, batch)
     R = _triu(h, batch, M, N, M if mode == "complete" else K)
-    return QRResult(Q, R)
+    return Q, R
 
 
 # -- reflectors given by (h, tau) ------------------------------------------------------------------
@@ -696,7 +724,13 @@ def householder_product(h, tau) -> Array:
     dt = _common(h, tau)
     nb = _apply_nb(M, dt)
     _check_budget("householder_product", M, [nb], M * N, buildt=True, dt=dt)
-    h, tau = asarray(h, dt), asarray(tau, dt)
+    return _householder_recorded(asarray(h, dt), asarray(tau, dt), nb, tuple(TUNE.values()))
+
+
+@recipe()
+def _householder_recorded(h: Array, tau: Array, nb: int, tune: tuple) -> Array:
+    """householder_product's dispatches on checked arrays (replayed as _qr_recorded's are)."""
+    *batch, M, N = h.shape
     T, tsize, blocks = _build_t(h, tau, nb)
     return _form_q(h, M * N, N, blocks, T, tsize, M, N, tuple(batch))
 
@@ -720,6 +754,16 @@ def apply_q(h, tau, c, transpose: bool = False, side: str = "left") -> Array:
     nb = _apply_nb(M, dt)
     _check_budget("apply_q", M, [nb], c0 * c1, buildt=True, dt=dt)
     h, tau, c = (asarray(x, dt) for x in (h, tau, c))
+    return _apply_q_recorded(h, tau, c, bool(transpose), side, nb, tuple(TUNE.values()))
+
+
+@recipe()
+def _apply_q_recorded(h: Array, tau: Array, c: Array, transpose: bool, side: str, nb: int,
+                      tune: tuple) -> Array:
+    """apply_q's dispatches on checked arrays (replayed as _qr_recorded's are)."""
+    *hb, M, N = h.shape
+    *cb, c0, c1 = c.shape
+    dt = c.dtype
     B = math.prod(cb)
     T, tsize, blocks = _build_t(h, tau, nb)
     h_bs, t_bs = (M * N, tsize) if hb else (0, 0)
@@ -736,7 +780,8 @@ def apply_q(h, tau, c, transpose: bool = False, side: str = "left") -> Array:
         trans = not transpose
     # Q c = H_1 (H_2 (... H_K c)): blocks backward; Q^T c: blocks forward with T^T.
     order = blocks if trans else list(reversed(blocks))
+    work: dict = {}
     for p0, kk, width, t_off in order:
         _apply_block(h, h.offset + p0 * N + p0, N, h_bs, M - p0, kk, width, T, T.offset + t_off, t_bs,
-                     out, out.offset + p0 * P, P, M * P, P, trans, B)
+                     out, out.offset + p0 * P, P, M * P, P, trans, B, work=work)
     return out if side == "left" else _transpose(out)

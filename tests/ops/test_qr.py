@@ -359,6 +359,47 @@ def test_qr_row_chunks(rng, monkeypatch, dtype, eps):
     np.testing.assert_allclose(c_q[:, :70], c.T @ q, atol=200 * eps * 70)  # (c Q)[:, :N] = c Q[:, :N]
 
 
+def test_qr_replays_its_recipe(rng, monkeypatch):
+    """qr, householder_product and apply_q of one shape (and mode, TUNE) record their dispatches
+    once and replay them (primitives/recipes.py) on fresh data and fresh buffers; another mode or
+    a changed TUNE plans anew."""
+    from vkbackend.primitives import recipes
+
+    def counted(fn, *args, **kwargs):
+        before = recipes.stats()
+        out = fn(*args, **kwargs)
+        after = recipes.stats()
+        return out, (after["captures"] - before["captures"], after["hits"] - before["hits"])
+    for mode, runs in (("reduced", [(1, 0), (0, 1), (0, 1)]), ("r", [(1, 0), (0, 1)])):
+        for want in runs:
+            a = rng.standard_normal((300, 140)).astype(np.float32)
+            res, got = counted(vk.linalg.qr, vk.asarray(a), mode)
+            assert got == want
+            if mode == "r":
+                np.testing.assert_allclose(np.abs(res.numpy()), np.abs(np.linalg.qr(a.astype(np.float64), "r")),
+                                           atol=400 * EPS * np.abs(a).max())
+            else:
+                assert isinstance(res, qr_mod.QRResult)
+                check_qr(a, res.Q.numpy(), res.R.numpy())
+    monkeypatch.setitem(qr_mod.TUNE, "q_nb", 16)
+    a = rng.standard_normal((300, 140)).astype(np.float32)
+    res, got = counted(vk.linalg.qr, vk.asarray(a))
+    assert got == (1, 0)
+    check_qr(a, res.Q.numpy(), res.R.numpy())
+    for want in ((1, 0), (0, 1)):
+        a = rng.standard_normal((260, 70)).astype(np.float32)
+        c = rng.standard_normal((33, 260)).astype(np.float32)
+        h, tau = vk.linalg.qr(vk.asarray(a), "raw")
+        hT = vk.asarray(np.ascontiguousarray(h.numpy().T))
+        q, got_q = counted(vk.linalg.householder_product, hT, tau)
+        cq, got_c = counted(vk.linalg.apply_q, hT, tau, vk.asarray(c), side="right")
+        assert got_q == want and got_c == want
+        q = q.numpy().astype(np.float64)
+        ref_q = np.linalg.qr(a.astype(np.float64))[0]
+        np.testing.assert_allclose(q * np.sign(np.sum(q * ref_q, axis=0)), ref_q, atol=200 * EPS * 70)
+        np.testing.assert_allclose(cq.numpy()[:, :70], c @ q, atol=200 * EPS * 70)
+
+
 def test_qr_large_square(rng):
     a = rng.standard_normal((1000, 1000)).astype(np.float32)
     q, r = qr_np(a)
