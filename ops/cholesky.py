@@ -20,6 +20,8 @@ import math
 
 from vkbackend.array import Array
 from vkbackend.primitives.creation import asarray
+from vkbackend.primitives.launch import workgroup_size
+from vkbackend.primitives.recipes import recipe
 
 from . import grid
 from .linsolve import _square
@@ -42,14 +44,23 @@ def cholesky(x, /, *, upper: bool = False) -> Array:
     B = math.prod(batch)
     if B == 0 or n == 0:
         return Array.empty(batch + (n, n), dt)
-    types = grid.real_defines(dt)
-    step = grid.kernel("cholesky.comp", {"STEP": 1, **types})
-    finish = grid.kernel("cholesky.comp", {"FINISH": 1, **({"UPPER": 1} if upper else {}), **types})
-    grid.check(B * n * n, finish.workgroup)  # LoopBudgetError before any GPU work
+    grid.check(B * n * n, workgroup_size())  # the finish's launch: LoopBudgetError before any GPU work
     w = asarray(a, dt)                       # the work matrix, overwritten: never x itself
     if w is a:
         w = w.copy()
-    out = Array.empty(batch + (n, n), dt)
+    return _cholesky_recorded(w, upper)
+
+
+@recipe()
+def _cholesky_recorded(w: Array, upper: bool) -> Array:
+    """cholesky's dispatches over the work matrix w (overwritten): a pivot each, then the finish;
+    replayed for a repeated signature (primitives/recipes.py)."""
+    *batch, n, _ = w.shape
+    batch, B = tuple(batch), math.prod(batch)
+    types = grid.real_defines(w.dtype)
+    step = grid.kernel("cholesky.comp", {"STEP": 1, **types})
+    finish = grid.kernel("cholesky.comp", {"FINISH": 1, **({"UPPER": 1} if upper else {}), **types})
+    out = Array.empty(batch + (n, n), w.dtype)
     for j in range(n - 1):
         t = n - 1 - j
         grid.over_items(step, [w.buffer, out.buffer], [w.offset, n, j, B * t * t, out.offset], B * t * t)

@@ -27,6 +27,7 @@ from vkbackend.primitives.diagonal import _diagonal
 from vkbackend.primitives.elementwise import isfinite, logical_not, where
 from vkbackend.primitives.indexing import take_along_axis
 from vkbackend.primitives.manipulation import tril
+from vkbackend.primitives.recipes import recipe
 from vkbackend.primitives.reduce import any as _any
 from vkbackend.primitives.sort import argsort, sort
 
@@ -53,12 +54,21 @@ def _solve(x, name: str, vecs: bool):
     if math.prod(batch) == 0 or n == 0:
         return Array.empty(batch + (n,), dt), Array.empty(batch + (n, n), dt)
     jacobi.check_eigh(math.prod(batch), n)  # LoopBudgetError before any GPU work
-    a = asarray(a, dt)
+    out = _eigh_recorded(asarray(a, dt), vecs)
+    return out if vecs else (out, None)
+
+
+@recipe()
+def _eigh_recorded(a: Array, vecs: bool):
+    """eigh's dispatches on a checked array (its Jacobi rounds, the sort): replayed for a repeated
+    signature (primitives/recipes.py). (w, v), or w alone without vecs."""
+    *batch, n, _ = a.shape
+    batch = tuple(batch)
     d, v = jacobi.eigh_jacobi(a, vecs)
     w = _diagonal(d, 0)
     bad = _nonfinite(a)
     if not vecs:
-        return where(bad.reshape(batch + (1,)), float("nan"), sort(w, axis=-1)), None
+        return where(bad.reshape(batch + (1,)), float("nan"), sort(w, axis=-1))
     order = argsort(w, axis=-1)
     w = take_along_axis(w, order, axis=-1)
     v = take_along_axis(v, order.reshape(batch + (1, n)), axis=-1)

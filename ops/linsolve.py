@@ -36,6 +36,7 @@ from vkbackend.primitives.layout import transpose
 from vkbackend.primitives.manipulation import broadcast_to
 from vkbackend.primitives.operands import integer
 from vkbackend.primitives.matmul import matmul
+from vkbackend.primitives.recipes import recipe
 from vkbackend.primitives.reduce import prod, sum as _sum
 
 from .qr import _check_float, _check_matrix, _common, _real, qr  # qr's checks: float32/64, >= 2-D
@@ -139,10 +140,17 @@ def solve(x1, x2, /) -> Array:
     if n == 0 or k == 0 or 0 in batch:
         out = Array.empty(batch + (n, k), dt)
     else:
-        q, r = qr(a)
-        nb = len(batch)
-        out = _back_substitute(r, matmul(transpose(q, list(range(nb)) + [nb + 1, nb]), b))  # Q^T b
+        out = _solve_recorded(a, b)
     return out.reshape(batch + (n,)) if vector else out
+
+
+@recipe()
+def _solve_recorded(a: Array, b: Array) -> Array:
+    """solve's dispatches on checked, broadcast operands of one dtype (4n + QR's of them: replayed
+    for a repeated signature, primitives/recipes.py)."""
+    q, r = qr(a)
+    nb = a.ndim - 2
+    return _back_substitute(r, matmul(transpose(q, list(range(nb)) + [nb + 1, nb]), b))  # Q^T b
 
 
 def inv(x, /) -> Array:

@@ -102,3 +102,18 @@ def test_cholesky_float64(rng, sg):
     a = np.eye(4)
     a[2, 2] = -1.0
     assert np.isnan(vk.linalg.cholesky(vk.asarray(a, dtype=vk.float64)).numpy()).all()
+
+
+def test_cholesky_replays_its_recipe(rng):
+    """A repeated cholesky of one signature replays its recorded dispatches on fresh data and work
+    matrices (primitives/recipes.py); upper= plans anew."""
+    from vkbackend.primitives import recipes
+    for i, upper in enumerate((False, False, True, True)):
+        before = recipes.stats()["captures"]
+        g = rng.standard_normal((3, 30, 30))
+        a = (g @ np.swapaxes(g, -1, -2) + 30 * np.eye(30)).astype(np.float32)
+        got = vk.linalg.cholesky(vk.asarray(a), upper=upper).numpy()
+        planned = recipes.stats()["captures"] - before  # with the work matrix's copy the first time
+        assert planned >= 1 if i in (0, 2) else planned == 0
+        want = np.linalg.cholesky(a.astype(np.float64))
+        np.testing.assert_allclose(got, np.swapaxes(want, -1, -2) if upper else want, atol=2e-5 * 30)

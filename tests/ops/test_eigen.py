@@ -153,3 +153,22 @@ def test_eigh_float64(rng, sg):
     for w in (centers + 1e-14 * rng.standard_normal(n), centers, np.logspace(0, -12, n) * rng.choice([-1.0, 1.0], n)):
         x = (q * w) @ q.T
         check_eigh64(x, *vk.linalg.eigh(vk.asarray(x, dtype=vk.float64)))
+
+
+def test_eigh_replays_its_recipe(rng):
+    """A repeated eigh / eigvalsh of one signature replays its recorded dispatches (the Jacobi
+    rounds, the sort) on fresh data (primitives/recipes.py)."""
+    from vkbackend.primitives import recipes
+    for i in range(3):
+        before = recipes.stats()["captures"]
+        g = rng.standard_normal((2, 24, 24))
+        a = (g + np.swapaxes(g, -1, -2)).astype(np.float32)
+        w, v = vk.linalg.eigh(vk.asarray(a))
+        wv = vk.linalg.eigvalsh(vk.asarray(a)).numpy()
+        assert recipes.stats()["captures"] - before == (2 if i == 0 else 0)
+        want = np.linalg.eigvalsh(a.astype(np.float64))
+        scale = np.abs(want).max()
+        np.testing.assert_allclose(w.numpy(), want, atol=1e-5 * 24 * scale)
+        np.testing.assert_allclose(wv, want, atol=1e-5 * 24 * scale)
+        v = v.numpy().astype(np.float64)
+        np.testing.assert_allclose(a @ v, v * w.numpy()[..., None, :], atol=1e-4 * 24 * scale)

@@ -186,3 +186,19 @@ def test_float64_computed_in_float64(rng, sg):
             want = np.linalg.matrix_power(a, p)
             assert got.dtype == vk.float64
             np.testing.assert_allclose(got.numpy(), want, atol=tol * 30 * np.abs(want).max())
+
+
+def test_solve_and_inv_replay_their_recipe(rng):
+    """A repeated solve / inv of one signature replays its recorded dispatches (QR, Q^T b, the
+    back substitution) on fresh data and buffers (primitives/recipes.py)."""
+    from vkbackend.primitives import recipes
+    for i in range(3):
+        before = recipes.stats()["captures"]
+        a = (rng.standard_normal((2, 40, 40)) + 8 * np.eye(40)).astype(np.float32)
+        b = rng.standard_normal((2, 40, 3)).astype(np.float32)
+        x = vk.linalg.solve(vk.asarray(a), vk.asarray(b)).numpy()
+        ai = vk.linalg.inv(vk.asarray(a)).numpy()
+        assert recipes.stats()["captures"] - before == (2 if i == 0 else 0)  # solve's and inv's once
+        a64 = a.astype(np.float64)
+        np.testing.assert_allclose(x, np.linalg.solve(a64, b.astype(np.float64)), atol=2e-5)
+        np.testing.assert_allclose(ai, np.linalg.inv(a64), atol=2e-5)
