@@ -36,6 +36,7 @@ from vkbackend.primitives.elementwise import (absolute, ceil, divide, exp2, grea
 from vkbackend.primitives.indexing import take_along_axis
 from vkbackend.primitives.manipulation import broadcast_to, concat, matrix_transpose
 from vkbackend.primitives.matmul import matmul
+from vkbackend.primitives.recipes import recipe
 from vkbackend.primitives.reduce import max as _max, sum as _sum
 from vkbackend.primitives.sort import argsort, sort
 
@@ -78,7 +79,14 @@ def svdvals(x, /) -> Array:
     batch = tuple(batch)
     if math.prod(batch) == 0 or min(m, n) == 0:
         return Array.empty(batch + (min(m, n),), dt)
-    t, scale, _, bad = _tall(asarray(a, dt), False)
+    return _svdvals_recorded(asarray(a, dt))
+
+
+@recipe()
+def _svdvals_recorded(a: Array) -> Array:
+    """svdvals' dispatches on a checked array (the Jacobi sweeps, the norms, the sort): replayed
+    for a repeated signature (primitives/recipes.py)."""
+    t, scale, _, bad = _tall(a, False)
     w, _ = jacobi.svd_jacobi(t, False)
     s = norms.vector_norm(w, axis=-2)
     return _nan_where(bad, multiply(sort(s, axis=-1, descending=True), scale))
@@ -103,10 +111,18 @@ def svd(x, /, *, full_matrices: bool = True) -> SVDResult:
             return SVDResult(eye_u, Array.empty(batch + (K,), dt), eye_v)
         return SVDResult(Array.empty(batch + (m, K), dt), Array.empty(batch + (K,), dt),
                          Array.empty(batch + (K, n), dt))
-    M = max(m, n)
     mode = "complete" if full_matrices else "reduced"
-    _qr_check(M, K, mode, dt)
-    t, scale, flipped, bad = _tall(asarray(a, dt), True)
+    _qr_check(max(m, n), K, mode, dt)
+    return SVDResult(*_svd_recorded(asarray(a, dt), mode))
+
+
+@recipe()
+def _svd_recorded(a: Array, mode: str) -> tuple:
+    """svd's dispatches on a checked array: (U, S, V^T), replayed for a repeated signature
+    (primitives/recipes.py; where it fills, as the complete basis's signs do, it runs plainly)."""
+    *batch, m, n = a.shape
+    batch, K, dt = tuple(batch), min(m, n), a.dtype
+    t, scale, flipped, bad = _tall(a, True)
     w, v = jacobi.svd_jacobi(t, True)
     s = norms.vector_norm(w, axis=-2)
     order = argsort(s, axis=-1, descending=True)
@@ -121,7 +137,7 @@ def svd(x, /, *, full_matrices: bool = True) -> SVDResult:
     s = multiply(s, scale)
     if flipped:  # x^T = u s v^T, so x = v s u^T
         u, v = v, u
-    return SVDResult(_nan_where(bad, u), _nan_where(bad, s), _nan_where(bad, matrix_transpose(v)))
+    return _nan_where(bad, u), _nan_where(bad, s), _nan_where(bad, matrix_transpose(v))
 
 
 def _qr_check(M: int, K: int, mode: str, dt) -> None:

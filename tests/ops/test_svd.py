@@ -208,3 +208,22 @@ def test_svd_and_pinv_float64(rng, shape):
     assert p.dtype == vk.float64
     want = np.linalg.pinv(a)
     np.testing.assert_allclose(p.numpy(), want, rtol=0, atol=tol * 100 * np.abs(want).max())
+
+
+def test_svd_replays_its_recipe(rng):
+    """A repeated svd / svdvals of one signature replays its recorded dispatches (the Jacobi
+    sweeps, the sort, U's QR) on fresh data (primitives/recipes.py); full_matrices plans anew."""
+    from vkbackend.primitives import recipes
+    for i, full in enumerate((False, False, True, True)):
+        before = recipes.stats()["captures"]
+        a = rng.standard_normal((2, 40, 30)).astype(np.float32)
+        u, s, vh = (x.numpy().astype(np.float64) for x in vk.linalg.svd(vk.asarray(a), full_matrices=full))
+        sv = vk.linalg.svdvals(vk.asarray(a)).numpy()
+        planned = recipes.stats()["captures"] - before
+        assert planned == (2 if i == 0 else 1 if i == 2 else 0)  # svd's (per full_matrices), svdvals' once
+        want = np.linalg.svd(a.astype(np.float64), compute_uv=False)
+        np.testing.assert_allclose(s, want, atol=1e-5 * 40 * want.max())
+        np.testing.assert_allclose(sv, want, atol=1e-5 * 40 * want.max())
+        np.testing.assert_allclose((u[..., :30] * s[..., None, :]) @ vh[..., :30, :], a, atol=1e-5 * 40 * want.max())
+        eye = np.broadcast_to(np.eye(u.shape[-1]), (2,) + (u.shape[-1],) * 2)
+        np.testing.assert_allclose(np.swapaxes(u, -1, -2) @ u, eye, atol=1e-5 * 40)
