@@ -20,7 +20,9 @@ dispatches). Every dispatch is recorded; nothing is submitted here.
 Dispatches per call: 2 per panel for R, 1 per q_nb columns for Q, plus 4 (copy, T, identity, triu).
 Batched input (..., M, N) runs all matrices of the batch in the same dispatches (grid z), so the
 dispatch count does not grow with the batch and small matrices fill the device together; the only
-memory besides the results is T (NB x NB per panel and matrix).
+memory besides the results is T (NB x NB per panel and matrix; Q's rebuilt blocks) and one
+workspace of qr_update_rows.comp's partial products per call. qr, householder_product and
+apply_q are recipes (primitives/recipes.py): a repeated signature replays the recorded dispatches.
 
 The panel width adapts to the panel height (the register file of one SM): NB = nb_max (16) while
 the rows fit, 8 for taller panels, and a streaming variant (rows in memory) beyond that. A
@@ -225,7 +227,8 @@ def _kernel(shader: str, defines: dict, wg: int):
     return rt.kernel(f"ops/{shader}", defines, wg)
 
 
-def _dispatch(kernel, buffers, push, gx: int, batch: int, batch_words=(), barrier: bool = True, gy: int = 1):
+def _dispatch(kernel, buffers, push, gx: int, batch: int, batch_words=(), barrier: bool = True,
+              gy: int = 1):
     """Record `kernel` over grid (gx, gy, batch); batches beyond the device's grid z limit go in
     chunks, advancing each (offset index, stride index) pair of `batch_words` in `push`.
     barrier=False: the next dispatch may run concurrently with this one."""
