@@ -71,7 +71,8 @@ _MODES = ("reduced", "complete", "r", "raw")
 # float32, float64 (half the workgroup and tiles: its shared memory within 32 KiB at 8 bytes a value)
 _UPDATE_SHAPE = {4: (256, 64, 128), 8: (128, 32, 64)}
 _NB64 = 16         # the widest block of the float64 kernels (their shared memory, registers)
-_ROWS_SW = 128     # columns per workgroup of qr_update_rows.comp (TX * CPT)
+_ROWS_TX = 32      # qr_update_rows.comp's invocations along a row (TX) ...
+_ROWS_SW = 128     # ... and columns per workgroup (TX * CPT)
 _UTIL_WG = 256
 
 # Tunables. GPU: a panel of m rows takes the widest NB (nb_max, then halving down to nb_min) for
@@ -171,6 +172,11 @@ def _tune_from_env() -> None:
     if not _tuned:
         TUNE.update(config.family(ENV))
         _tuned = True
+
+
+def _tune_key() -> tuple:
+    """TUNE's values: part of the key of QR's plans and recipes (tests and tools change TUNE)."""
+    return tuple(TUNE.values())
 
 
 # -- input checks (before any GPU work) ------------------------------------------------------
@@ -328,7 +334,7 @@ _plans: dict = {}
 def _plan(M: int, N: int, dt=dtypes.float32) -> tuple[list, int]:
     """The panels of an M x N factorization of dtype dt and the T area per matrix (cached per
     shape, dtype and TUNE)."""
-    key = (M, N, dt, id(_rt().device), launch.loop_budget(), tuple(TUNE.values()))
+    key = (M, N, dt, id(_rt().device), launch.loop_budget(), _tune_key())
     hit = _plans.get(key)
     if hit is None:
         if len(_plans) > 256:
@@ -506,7 +512,7 @@ def _rows_cost(chunk: int, chunks: int, nb: int, wg: int) -> int:
     """qr_update_rows.comp's loop iterations per invocation, its larger phase (2): the sum of the
     chunks' W (a loop over chunks per entry), T's load, op(T) W, and the rows of its chunk."""
     entries = _cdiv(nb * _ROWS_SW, wg)
-    return entries * (chunks + 3) + _cdiv(nb * nb, wg) + _cdiv(chunk, wg // 32) + 8
+    return entries * (chunks + 3) + _cdiv(nb * nb, wg) + _cdiv(chunk, wg // _ROWS_TX) + 8
 
 
 def _row_chunks(m: int, ncols: int, nb: int, batch: int) -> int:
@@ -642,14 +648,13 @@ def qr(a, mode: str = "reduced"):
         built = [_apply_nb(M, dt, TUNE["q_nb"])] if rebuild else []
         _check_budget("qr", M, widths + built, max(M, N) * max(M, N) if mode == "complete" else M * N,
                       buildt=bool(built), dt=dt)
-    out = _qr_recorded(asarray(a, dt), mode, tuple(TUNE.values()))
+    out = _qr_recorded(asarray(a, dt), mode)
     return QRResult(*out) if mode in ("reduced", "complete") else out
 
 
-@recipe()
-def _qr_recorded(a: Array, mode: str, tune: tuple):
-    """qr's dispatches on a checked array, replayed for the same shape, mode and TUNE (`tune`: its
-    values, part of the recipe's key)."""
+@recipe(key=_tune_key)
+def _qr_recorded(a: Array, mode: str):
+    """qr's dispatches on a checked array, replayed for the same shape, mode and TUNE."""
     *batch, M, N = a.shape
     batch, K = tuple(batch), min(M, N)
     h, tau, T, panels, tsize = _factor(a)
@@ -727,11 +732,11 @@ def householder_product(h, tau) -> Array:
     dt = _common(h, tau)
     nb = _apply_nb(M, dt)
     _check_budget("householder_product", M, [nb], M * N, buildt=True, dt=dt)
-    return _householder_recorded(asarray(h, dt), asarray(tau, dt), nb, tuple(TUNE.values()))
+    return _householder_recorded(asarray(h, dt), asarray(tau, dt), nb)
 
 
-@recipe()
-def _householder_recorded(h: Array, tau: Array, nb: int, tune: tuple) -> Array:
+@recipe(key=_tune_key)
+def _householder_recorded(h: Array, tau: Array, nb: int) -> Array:
     """householder_product's dispatches on checked arrays (replayed as _qr_recorded's are)."""
     *batch, M, N = h.shape
     T, tsize, blocks = _build_t(h, tau, nb)
@@ -757,12 +762,11 @@ def apply_q(h, tau, c, transpose: bool = False, side: str = "left") -> Array:
     nb = _apply_nb(M, dt)
     _check_budget("apply_q", M, [nb], c0 * c1, buildt=True, dt=dt)
     h, tau, c = (asarray(x, dt) for x in (h, tau, c))
-    return _apply_q_recorded(h, tau, c, bool(transpose), side, nb, tuple(TUNE.values()))
+    return _apply_q_recorded(h, tau, c, bool(transpose), side, nb)
 
 
-@recipe()
-def _apply_q_recorded(h: Array, tau: Array, c: Array, transpose: bool, side: str, nb: int,
-                      tune: tuple) -> Array:
+@recipe(key=_tune_key)
+def _apply_q_recorded(h: Array, tau: Array, c: Array, transpose: bool, side: str, nb: int) -> Array:
     """apply_q's dispatches on checked arrays (replayed as _qr_recorded's are)."""
     *hb, M, N = h.shape
     *cb, c0, c1 = c.shape

@@ -93,6 +93,21 @@ def test_environment_and_budget_change_the_plan(rng, monkeypatch):
     assert _counts()[0] == 3  # the refused override planned nothing
 
 
+def test_a_key_function_is_part_of_the_signature(rng):
+    """recipe(key=f): f()'s value keys the plan as the arguments do (module state a planner reads),
+    so a change of it plans anew and the old value's recipe is replayed again after."""
+    state = [1.0]
+
+    @recipes.recipe(key=lambda: state[0])
+    def shifted(x):
+        return vk.add(x, state[0])
+    a = rng.standard_normal(100).astype(np.float32)
+    for value, want in ((1.0, (1, 0)), (1.0, (1, 1)), (2.0, (2, 1)), (1.0, (2, 2))):
+        state[0] = value
+        np.testing.assert_array_equal(shifted(vk.asarray(a)).numpy(), a + np.float32(value))
+        assert _counts() == want
+
+
 def test_errors_are_raised_on_every_call(rng):
     x = vk.asarray(rng.standard_normal((4, 3)).astype(np.float32))
     for _ in range(2):

@@ -9,8 +9,9 @@ dispatches, skipping the planner.
 
 The signature is everything the plan may depend on: each Array argument's shape, dtype and
 offset and which arguments share storage; every other argument by value (floats by their bits,
-so -0.0 and NaN are told apart); the device, the loop budget and the environment variables the op
-declares. Ops whose recording is not a pure function of that (uploads, reads, fills other than
+so -0.0 and NaN are told apart); the device, the loop budget, the environment variables the op
+declares and the value of its `key` function (module state its planner reads, as QR's
+TUNE). Ops whose recording is not a pure function of that (uploads, reads, fills other than
 poisoning, buffers that are neither an argument nor allocated by the op) are run plainly every
 time: the capture notices and marks the signature.
 """
@@ -179,9 +180,12 @@ def _describe(result, roles: dict, arrays: list):
     return None
 
 
-def recipe(env: tuple = ()):
+def recipe(env: tuple = (), key=None):
     """Decorate an op whose recording depends only on its signature (see the module docstring);
-    `env`: the environment variables its planner reads."""
+    `env`: the environment variables its planner reads; `key`: None, or a function of no
+    arguments whose (hashable) value is part of the signature."""
+    state = key
+
     def wrap(fn):
         @functools.wraps(fn)
         def op(*args, **kwargs):
@@ -207,6 +211,8 @@ def recipe(env: tuple = ()):
                     key.append(_key_of(tuple(sorted(kwargs.items())), arrays))
                 if env:
                     key.append(tuple(map(os.environ.get, env)))
+                if state is not None:
+                    key.append(state())
             except _Unkeyable:
                 return fn(*args, **kwargs)
             storages = [a._storage for a in arrays]
