@@ -34,10 +34,9 @@ def size_class(words: int) -> int:
 # Size classes up to this many words are mapped (see the module docstring). Where they are device
 # memory seen through a BAR the host reads them uncached, at tens of MB/s: only the smallest class.
 MAPPED_WORDS = 64
-# Size classes up to this many bytes are slab pieces (the default: VKBACKEND_SUBALLOC_LIMIT
-# sets it per runtime). A class's first slab holds SLAB_FIRST
-# pieces and each next one twice as many, up to SLAB_BYTES: few allocations for many arrays,
-# little unused memory for a few.
+# Size classes up to this many bytes are slab pieces (the default: VKBACKEND_SUBALLOC_LIMIT sets
+# it per runtime). A class's first slab holds SLAB_FIRST pieces and each next one twice as many,
+# up to SLAB_BYTES: few allocations for many arrays, little unused memory for a few.
 SUBALLOC_BYTES = 64 << 10
 SLAB_FIRST = 4
 SLAB_BYTES = 1 << 20
