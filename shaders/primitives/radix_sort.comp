@@ -4,8 +4,8 @@
 #include "lib/common.glsl"
 #include "lib/workgroup.glsl"
 #include "lib/sort_keys.glsl"
-// @variants UPSWEEP ITEMS=8|16 ?KEY64
-// @variants DOWNSWEEP ITEMS=8|16 ?PAIRS ?KEY64
+// @variants UPSWEEP ITEMS=4|8 ?KEY64
+// @variants DOWNSWEEP ITEMS=4|8 ?PAIRS ?KEY64
 // One pass of an LSD radix sort of 32-bit words (KEY64: of 64-bit elements, word pairs) by an
 // 8-bit digit (stable), with 32-bit values (PAIRS). Tiles of TILE = WG_SIZE * ITEMS elements; workgroup b handles the block of
 // `tiles_per_block` consecutive tiles starting at tile b * tiles_per_block. A pass is:
@@ -142,22 +142,44 @@ shared uint sg_counts[SUBGROUP_SLOTS * RADIX];  // [subgroup][digit]: counts, th
 // Tile element k of this lane: the subgroup's run starts after the full subgroups before it;
 // strided by the active lanes, so a partial last subgroup covers the rest of the tile exactly.
 uint item_pos(uint k) {
+    if (WG_SIZE % gl_SubgroupSize == 0u)  // every subgroup full: affine addresses, cheaper than ballots
+        return (gl_SubgroupID * ITEMS + k) * gl_SubgroupSize + gl_SubgroupInvocationID;
     uvec4 lanes = subgroupBallot(true);
     return gl_SubgroupID * gl_SubgroupSize * ITEMS + k * subgroupBallotBitCount(lanes)
            + subgroupBallotExclusiveBitCount(lanes);
 }
 
-// Places the tile's elements (keys, vals, digits: item_pos order) in tile_keys/tile_vals in rank
-// order and fills tile_start / tile_count (`valid`: the tile's elements, the rest past the end).
-void rank_tile(KEY keys[ITEMS], uint vals[ITEMS], uint digits[ITEMS], uint valid) {
+// Tile element k's digit, the element waiting in tile_keys / tile_vals in load order.
+uint loaded_digit(uint k, uint base, uint end) {
+    uint i = item_pos(k);
+#ifdef PAIRS
+    return base + i < end ? digit_of(tile_keys[i], tile_vals[i]) : RADIX - 1u;
+#else
+    return base + i < end ? digit_of(tile_keys[i], 0u) : RADIX - 1u;
+#endif
+}
+
+// Loads the tile (elements base.. of the block, which ends at `end`) and places it in
+// tile_keys/tile_vals in rank order, filling tile_start / tile_count. The elements wait in
+// tile_keys in load order while they are ranked, not in registers: fewer registers, more
+// workgroups per multiprocessor. Their digits are recomputed where needed (kept in shared memory
+// instead, the H200 took longer: docs/bench/2026-11-26/h200-session19-sort-*).
+void rank_tile(uint base, uint end) {
     uint ns = num_subgroups();
     for (uint i = gl_LocalInvocationIndex; i < ns * RADIX; i += WG_SIZE) sg_counts[i] = 0u;
+    [[unroll]] for (uint k = 0u; k < ITEMS; ++k) {  // each invocation reads back only its own
+        uint i = item_pos(k), e = base + i;
+        tile_keys[i] = e < end ? load_key(e) : KEY(0u);
+#ifdef PAIRS
+        tile_vals[i] = e < end ? value_at(e) : 0u;
+#endif
+    }
     barrier();
     uint row = gl_SubgroupID * RADIX;
     uvec4 lanes = subgroupBallot(true);
     uint rank[ITEMS];
     [[unroll]] for (uint k = 0u; k < ITEMS; ++k) {
-        uint d = digits[k];
+        uint d = loaded_digit(k, base, end);
         uvec4 peers = lanes;  // the lanes whose digit is d
         [[unroll]] for (uint b = 0u; b < RADIX_BITS; ++b) {
             bool set = ((d >> b) & 1u) != 0u;
@@ -190,7 +212,20 @@ void rank_tile(KEY keys[ITEMS], uint vals[ITEMS], uint digits[ITEMS], uint valid
         tile_count[d] = at - tile_start[d];
     }
     barrier();
-    [[unroll]] for (uint k = 0u; k < ITEMS; ++k) put_ranked(rank[k] + sg_counts[row + digits[k]], keys[k], vals[k]);
+    // Every element's place, then (once every invocation holds its own) the moves.
+    KEY keys[ITEMS];
+    uint vals[ITEMS];
+    [[unroll]] for (uint k = 0u; k < ITEMS; ++k) {
+        rank[k] += sg_counts[row + loaded_digit(k, base, end)];
+        keys[k] = tile_keys[item_pos(k)];
+#ifdef PAIRS
+        vals[k] = tile_vals[item_pos(k)];
+#else
+        vals[k] = 0u;
+#endif
+    }
+    barrier();
+    [[unroll]] for (uint k = 0u; k < ITEMS; ++k) put_ranked(rank[k], keys[k], vals[k]);
     barrier();
 }
 
@@ -250,6 +285,9 @@ void main() {
     uint first = block * p.tiles_per_block * TILE;
     uint end = min(first + p.tiles_per_block * TILE, p.n);
     for (uint base = first; base < end; base += TILE) {
+#ifdef MATCH
+        rank_tile(base, end);
+#else
         KEY keys[ITEMS];
         uint vals[ITEMS], digits[ITEMS];
         [[unroll]] for (uint k = 0u; k < ITEMS; ++k) {
@@ -262,8 +300,9 @@ void main() {
 #endif
             digits[k] = e < end ? digit_of(keys[k], vals[k]) : RADIX - 1u;
         }
+        rank_tile(keys, vals, digits, min(TILE, end - base));
+#endif
         uint valid = min(TILE, end - base);
-        rank_tile(keys, vals, digits, valid);
         [[unroll]] for (uint k = 0u; k < ITEMS; ++k) {
             uint i = k * WG_SIZE + lid;
             if (i < valid) {

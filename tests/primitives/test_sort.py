@@ -190,12 +190,15 @@ def test_host_input_and_dispatch_count(rng, T, monkeypatch):
 
 def test_h200_plan(monkeypatch):
     """The planner on an H200-like device (48 KiB of shared memory, subgroups of 32): tiles of
-    256 x 16 for keys and for pairs, 16M keys in 2048 blocks of 2 tiles."""
+    256 x 8 for keys, 16M keys in 2048 blocks of 4 tiles; 512 invocations for pairs, 4 elements
+    each where ballot ranks them (8 do not fit the shared memory beside 16 subgroups' counters),
+    2048 blocks of 4 tiles (without ballot: 8 each, in blocks of 2)."""
     rt = runtime.get()
     monkeypatch.setattr(rt, "device", h200_like(rt.device))
-    for pairs in (False, True):
+    pairs_plan = (512, 4, 2048, 4) if rt.device.has("ballot") else (512, 8, 2048, 2)
+    for pairs, want in ((False, (256, 8, 2048, 4)), (True, pairs_plan)):
         plan = sort_mod._plan(1 << 24, pairs, "test")
-        assert (plan.workgroup, plan.items, plan.blocks, plan.tiles_per_block) == (256, 16, 2048, 2)
+        assert (plan.workgroup, plan.items, plan.blocks, plan.tiles_per_block) == want
 
 
 def test_bad_input_before_gpu_work():

@@ -66,9 +66,10 @@ UniqueInverseResult = collections.namedtuple("UniqueInverseResult", ["values", "
 @dataclasses.dataclass(frozen=True)
 class Tuning:
     """Tunables, read at each call: replace `TUNING` (dataclasses.replace) to try others."""
-    workgroup: int = 256           # invocations per tile
-    items: int = 16                # elements per invocation and tile (fewer where shared memory
-                                   # cannot hold the tile)
+    workgroup: int = 256           # invocations per tile, sorting keys alone
+    pairs_workgroup: int = 512     # ... keys with values (argsort, rows)
+    items: int = 8                 # elements per invocation and tile (fewer where shared memory
+                                   # cannot hold the tile; 16 took 1.4x as long on the H200)
     software_workgroup: int = 64   # lavapipe runs each invocation as a SIMD lane and switches at
     software_items: int = 8        # barriers: small tiles, and multi-tile sorts in small tests
     max_blocks: int = 2048         # workgroups per pass: each walks a block of consecutive tiles,
@@ -112,7 +113,7 @@ def _plan(n: int, pairs: bool, name: str, key_words: int = 1) -> _Plan:
     tuning = TUNING
     dev = runtime.get().device
     wg, items = ((tuning.software_workgroup, tuning.software_items) if dev.is_software
-                 else (tuning.workgroup, tuning.items))
+                 else (tuning.pairs_workgroup if pairs else tuning.workgroup, tuning.items))
     wg = min(wg, dev.max_workgroup_invocations)
     ballot = dev.has("ballot")
     slots = -(-wg // max(1, dev.min_subgroup_size))
