@@ -9,7 +9,7 @@ import warnings
 
 from .. import config
 from . import compiler, fusion
-from .devices import SM_BUILTINS, Device, open_device
+from .devices import MEMORY_BUDGET, SM_BUILTINS, Device, open_device
 from .fusion import Fuser
 from .kernel import Kernel, PipelineCache
 from .memory import Pool
@@ -71,7 +71,8 @@ class Runtime:
         return {"in_use": p.in_use, "cached": p.cached, "peak_in_use": p.peak_in_use, "limit": p.limit,
                 "slabs": p.slab_bytes,
                 "capacity": p.capacity, "device_local": self.device.device_local_bytes,
-                "staging": self.stream.staging_bytes, "heaps": self.device.manager.memory_heaps()}
+                "staging": self.stream.staging_bytes,
+                "heaps": self.device.manager.memory_heaps(MEMORY_BUDGET in self.device.extensions)}
 
     def stats(self) -> dict:
         s = dict(self.stream.stats)

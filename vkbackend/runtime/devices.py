@@ -28,6 +28,7 @@ _VENDORS = {0x10DE: "NVIDIA", 0x1002: "AMD", 0x8086: "Intel", 0x10005: "Mesa", 0
 # (lavapipe_threads); elsewhere planners assume a large discrete GPU (H100 and H200 SXM: 132).
 SM_BUILTINS = "VK_NV_shader_sm_builtins"
 PUSH_DESCRIPTOR = "VK_KHR_push_descriptor"
+MEMORY_BUDGET = "VK_EXT_memory_budget"  # memory_stats()'s heaps report the driver's budget and usage where listed
 MULTIPROCESSORS_ESTIMATE = 132
 LAVAPIPE_MAX_THREADS = 32  # Mesa's LP_MAX_THREADS (llvmpipe's lp_limits.h)
 
