@@ -137,7 +137,16 @@ void put_ranked(uint at, KEY key, uint val) {
 }
 
 #ifdef MATCH
-shared uint sg_counts[SUBGROUP_SLOTS * RADIX];  // [subgroup][digit]: counts, then exclusive prefixes
+// Per (subgroup, digit): counts, then exclusive prefixes, 16 bits each (a tile holds fewer than
+// 65536 elements): subgroup s in half s / COUNT_ROWS of word (s % COUNT_ROWS) * RADIX + digit,
+// so that the two halves of a word belong to one digit (one invocation's in the scan). Half the
+// shared memory of a word each: a workgroup's shared memory caps how many run on a multiprocessor.
+const uint COUNT_ROWS = (SUBGROUP_SLOTS + 1u) / 2u;
+shared uint sg_counts[COUNT_ROWS * RADIX];
+
+uint count_word(uint s, uint d) { return (s % COUNT_ROWS) * RADIX + d; }
+uint count_shift(uint s) { return s < COUNT_ROWS ? 0u : 16u; }
+uint get_count(uint s, uint d) { return (sg_counts[count_word(s, d)] >> count_shift(s)) & 0xffffu; }
 
 // Tile element k of this lane: the subgroup's run starts after the full subgroups before it;
 // strided by the active lanes, so a partial last subgroup covers the rest of the tile exactly.
@@ -166,7 +175,7 @@ uint loaded_digit(uint k, uint base, uint end) {
 // instead, the H200 took longer: docs/bench/2026-11-26/h200-session19-sort-*).
 void rank_tile(uint base, uint end) {
     uint ns = num_subgroups();
-    for (uint i = gl_LocalInvocationIndex; i < ns * RADIX; i += WG_SIZE) sg_counts[i] = 0u;
+    for (uint i = gl_LocalInvocationIndex; i < COUNT_ROWS * RADIX; i += WG_SIZE) sg_counts[i] = 0u;
     [[unroll]] for (uint k = 0u; k < ITEMS; ++k) {  // each invocation reads back only its own
         uint i = item_pos(k), e = base + i;
         tile_keys[i] = e < end ? load_key(e) : KEY(0u);
@@ -175,7 +184,7 @@ void rank_tile(uint base, uint end) {
 #endif
     }
     barrier();
-    uint row = gl_SubgroupID * RADIX;
+    uint sg = gl_SubgroupID, shift = count_shift(sg);
     uvec4 lanes = subgroupBallot(true);
     uint rank[ITEMS];
     [[unroll]] for (uint k = 0u; k < ITEMS; ++k) {
@@ -187,9 +196,10 @@ void rank_tile(uint base, uint end) {
             peers &= set ? m : ~m;
         }
         uint below = subgroupBallotExclusiveBitCount(peers);
-        uint before = sg_counts[row + d];
+        uint before = get_count(sg, d);
         subgroupBarrier();  // every lane has read its counter before the lowest peer bumps it
-        if (below == 0u) sg_counts[row + d] = before + subgroupBallotBitCount(peers);
+        // atomic: another subgroup's counter shares the word (no carry: counts stay < 65536)
+        if (below == 0u) atomicAdd(sg_counts[count_word(sg, d)], subgroupBallotBitCount(peers) << shift);
         subgroupBarrier();
         rank[k] = before + below;
     }
@@ -199,15 +209,15 @@ void rank_tile(uint base, uint end) {
     uint d0 = min(wg_rank() * dpt, RADIX), d1 = min(d0 + dpt, RADIX);
     uint run = 0u;
     for (uint d = d0; d < d1; ++d)
-        for (uint s = 0u; s < ns; ++s) run += sg_counts[s * RADIX + d];
+        for (uint s = 0u; s < ns; ++s) run += get_count(s, d);
     uint total;
     uint at = wg_exclusive_scan_add(run, total);
-    for (uint d = d0; d < d1; ++d) {
+    for (uint d = d0; d < d1; ++d) {  // this invocation owns both halves of digit d's words
         tile_start[d] = at;
         for (uint s = 0u; s < ns; ++s) {
-            uint c = sg_counts[s * RADIX + d];
-            sg_counts[s * RADIX + d] = at;
-            at += c;
+            uint w = count_word(s, d), sh = count_shift(s), word = sg_counts[w];
+            sg_counts[w] = (word & ~(0xffffu << sh)) | (at << sh);
+            at += (word >> sh) & 0xffffu;
         }
         tile_count[d] = at - tile_start[d];
     }
@@ -216,7 +226,7 @@ void rank_tile(uint base, uint end) {
     KEY keys[ITEMS];
     uint vals[ITEMS];
     [[unroll]] for (uint k = 0u; k < ITEMS; ++k) {
-        rank[k] += sg_counts[row + loaded_digit(k, base, end)];
+        rank[k] += get_count(sg, loaded_digit(k, base, end));
         keys[k] = tile_keys[item_pos(k)];
 #ifdef PAIRS
         vals[k] = tile_vals[item_pos(k)];

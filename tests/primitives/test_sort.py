@@ -190,14 +190,13 @@ def test_host_input_and_dispatch_count(rng, T, monkeypatch):
 
 def test_h200_plan(monkeypatch):
     """The planner on an H200-like device (48 KiB of shared memory, subgroups of 32): tiles of
-    256 x 8 for keys, 16M keys in 2048 blocks of 4 tiles; 512 invocations for pairs, 4 elements
-    each where ballot ranks them (8 do not fit the shared memory beside 16 subgroups' counters),
-    2048 blocks of 4 tiles (without ballot: 8 each, in blocks of 2)."""
+    256 x 8 for keys (16M in 2048 blocks of 4 tiles) and 256 x 4 for pairs, 64-bit keys too (2048
+    blocks of 8 tiles): the tuning asks for no more than fits 48 KiB of shared memory."""
     rt = runtime.get()
     monkeypatch.setattr(rt, "device", h200_like(rt.device))
-    pairs_plan = (512, 4, 2048, 4) if rt.device.has("ballot") else (512, 8, 2048, 2)
-    for pairs, want in ((False, (256, 8, 2048, 4)), (True, pairs_plan)):
-        plan = sort_mod._plan(1 << 24, pairs, "test")
+    for pairs, words, want in ((False, 1, (256, 8, 2048, 4)), (True, 1, (256, 4, 2048, 8)),
+                               (True, 2, (256, 4, 2048, 8))):
+        plan = sort_mod._plan(1 << 24, pairs, "test", words)
         assert (plan.workgroup, plan.items, plan.blocks, plan.tiles_per_block) == want
 
 
