@@ -137,6 +137,19 @@ def test_blocks_of_several_tiles(rng, T, monkeypatch, max_blocks):
     check_sorts(make(rng, n, np.int32))
 
 
+@pytest.mark.parametrize("workgroup", [36, 37])
+def test_partial_subgroups(rng, monkeypatch, workgroup):
+    """Workgroups that are not a multiple of the subgroup size (37 of none; 36 of 4 but not of 8
+    or 16): the last subgroup is partial, so the ranking places elements by ballot instead of the
+    affine positions of full subgroups. Keys and pairs, several tiles and blocks."""
+    monkeypatch.setattr(sort_mod, "TUNING", dataclasses.replace(
+        sort_mod.TUNING, software_workgroup=workgroup, workgroup=workgroup, pairs_workgroup=workgroup,
+        max_blocks=3))
+    n = 7 * workgroup * sort_mod.TUNING.software_items + 5
+    check_sorts(make(rng, n, np.float32, "dups"))
+    check_sorts(make(rng, n, np.int32), descending=True)
+
+
 # ---- axes ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize("descending", [False, True])
 @pytest.mark.parametrize("axis", [0, 1, 2, -1, None])
