@@ -117,8 +117,8 @@ void main() {
 }
 #else
 
-shared KEY tile_keys[TILE];  // the tile in rank order
-#ifdef PAIRS
+shared KEY tile_keys[TILE];  // the tile in rank order (MATCH with PAIRS: keys, then values)
+#if defined(PAIRS) && !defined(MATCH)
 shared uint tile_vals[TILE];
 #endif
 shared uint digit_next[RADIX];  // where the block's next element of each digit goes
@@ -131,10 +131,16 @@ uint digits_per_thread() { return (RADIX + WG_SIZE - 1u) / WG_SIZE; }
 
 void put_ranked(uint at, KEY key, uint val) {
     tile_keys[at] = key;
-#ifdef PAIRS
+#if defined(PAIRS) && !defined(MATCH)
     tile_vals[at] = val;
 #endif
 }
+
+#ifdef KEY64
+uint value_of(KEY slot) { return slot.x; }  // a value held in a tile slot
+#else
+uint value_of(KEY slot) { return slot; }
+#endif
 
 #ifdef MATCH
 // Per (subgroup, digit): counts, then exclusive prefixes, 16 bits each (a tile holds fewer than
@@ -158,35 +164,33 @@ uint item_pos(uint k) {
            + subgroupBallotExclusiveBitCount(lanes);
 }
 
-// Tile element k's digit, the element waiting in tile_keys / tile_vals in load order.
+// Tile element k's digit, its key waiting in tile_keys in load order (a row digit: of its value).
 uint loaded_digit(uint k, uint base, uint end) {
     uint i = item_pos(k);
+    if (base + i >= end) return RADIX - 1u;
 #ifdef PAIRS
-    return base + i < end ? digit_of(tile_keys[i], tile_vals[i]) : RADIX - 1u;
-#else
-    return base + i < end ? digit_of(tile_keys[i], 0u) : RADIX - 1u;
+    if (has(ROW_DIGIT)) return digit_of(KEY(0u), value_at(base + i));
 #endif
+    return digit_of(tile_keys[i], 0u);
 }
 
-// Loads the tile (elements base.. of the block, which ends at `end`) and places it in
-// tile_keys/tile_vals in rank order, filling tile_start / tile_count. The elements wait in
-// tile_keys in load order while they are ranked, not in registers: fewer registers, more
-// workgroups per multiprocessor. Their digits are recomputed where needed (kept in shared memory
-// instead, the H200 took longer: docs/bench/2026-11-26/h200-session19-sort-*).
-void rank_tile(uint base, uint end) {
+// Loads the tile (elements base.. of the block, which ends at `end`), ranks it (rank[k]: element
+// item_pos(k)'s place), fills tile_start / tile_count, and places the digits' source in tile_keys
+// in rank order: the keys, or a row digit's values (PAIRS: the other payload follows, main()).
+// The keys wait in tile_keys in load order while they are ranked, not in registers: fewer
+// registers, more workgroups per multiprocessor; one tile array for keys and values, so that a
+// tile of 2048 pairs takes the shared memory of 2048 keys. Digits are recomputed where needed
+// (kept in shared memory instead, the H200 took longer: docs/bench/2026-11-26/h200-session19-sort-*).
+void rank_tile(uint base, uint end, out uint rank[ITEMS]) {
     uint ns = num_subgroups();
     for (uint i = gl_LocalInvocationIndex; i < COUNT_ROWS * RADIX; i += WG_SIZE) sg_counts[i] = 0u;
     [[unroll]] for (uint k = 0u; k < ITEMS; ++k) {  // each invocation reads back only its own
         uint i = item_pos(k), e = base + i;
         tile_keys[i] = e < end ? load_key(e) : KEY(0u);
-#ifdef PAIRS
-        tile_vals[i] = e < end ? value_at(e) : 0u;
-#endif
     }
     barrier();
     uint sg = gl_SubgroupID, shift = count_shift(sg);
     uvec4 lanes = subgroupBallot(true);
-    uint rank[ITEMS];
     [[unroll]] for (uint k = 0u; k < ITEMS; ++k) {
         uint d = loaded_digit(k, base, end);
         uvec4 peers = lanes;  // the lanes whose digit is d
@@ -224,18 +228,16 @@ void rank_tile(uint base, uint end) {
     barrier();
     // Every element's place, then (once every invocation holds its own) the moves.
     KEY keys[ITEMS];
-    uint vals[ITEMS];
     [[unroll]] for (uint k = 0u; k < ITEMS; ++k) {
         rank[k] += get_count(sg, loaded_digit(k, base, end));
         keys[k] = tile_keys[item_pos(k)];
 #ifdef PAIRS
-        vals[k] = tile_vals[item_pos(k)];
-#else
-        vals[k] = 0u;
+        uint e = base + item_pos(k);
+        if (has(ROW_DIGIT)) keys[k] = KEY(e < end ? value_at(e) : 0u);
 #endif
     }
     barrier();
-    [[unroll]] for (uint k = 0u; k < ITEMS; ++k) put_ranked(rank[k], keys[k], vals[k]);
+    [[unroll]] for (uint k = 0u; k < ITEMS; ++k) tile_keys[rank[k]] = keys[k];
     barrier();
 }
 
@@ -296,7 +298,54 @@ void main() {
     uint end = min(first + p.tiles_per_block * TILE, p.n);
     for (uint base = first; base < end; base += TILE) {
 #ifdef MATCH
-        rank_tile(base, end);
+        uint rank[ITEMS];
+        rank_tile(base, end, rank);
+        uint valid = min(TILE, end - base);
+#ifdef PAIRS
+        // The digits' source (keys, or a row digit's values) first, each slot's place kept for the
+        // other payload, which takes the tile next.
+        bool row = has(ROW_DIGIT);
+        uint ats[ITEMS];
+#endif
+        [[unroll]] for (uint k = 0u; k < ITEMS; ++k) {
+            uint i = k * WG_SIZE + lid;
+            if (i < valid) {
+                KEY slot = tile_keys[i];
+#ifdef PAIRS
+                uint d = row ? digit_of(KEY(0u), value_of(slot)) : digit_of(slot, 0u);
+#else
+                uint d = digit_of(slot, 0u);
+#endif
+                uint at = digit_next[d] + i - tile_start[d];
+#ifdef PAIRS
+                ats[k] = at;
+                if (row) {
+                    if (has(WRITE_VALUES)) vals_out[p.val_out + at] = has(COLUMN) ? value_of(slot) % p.row_len : value_of(slot);
+                    continue;
+                }
+#endif
+                if (has(WRITE_KEYS)) store_key(at, slot);
+            }
+        }
+#ifdef PAIRS
+        barrier();  // every slot read above before the tile takes the other payload
+        [[unroll]] for (uint k = 0u; k < ITEMS; ++k) {
+            uint e = base + item_pos(k);
+            if (e < end) tile_keys[rank[k]] = row ? load_key(e) : KEY(value_at(e));
+        }
+        barrier();
+        [[unroll]] for (uint k = 0u; k < ITEMS; ++k) {
+            uint i = k * WG_SIZE + lid;
+            if (i < valid) {
+                KEY slot = tile_keys[i];
+                if (!row) {
+                    if (has(WRITE_VALUES)) vals_out[p.val_out + ats[k]] = has(COLUMN) ? value_of(slot) % p.row_len : value_of(slot);
+                } else if (has(WRITE_KEYS)) {
+                    store_key(ats[k], slot);
+                }
+            }
+        }
+#endif
 #else
         KEY keys[ITEMS];
         uint vals[ITEMS], digits[ITEMS];
@@ -311,7 +360,6 @@ void main() {
             digits[k] = e < end ? digit_of(keys[k], vals[k]) : RADIX - 1u;
         }
         rank_tile(keys, vals, digits, min(TILE, end - base));
-#endif
         uint valid = min(TILE, end - base);
         [[unroll]] for (uint k = 0u; k < ITEMS; ++k) {
             uint i = k * WG_SIZE + lid;
@@ -328,6 +376,7 @@ void main() {
                 if (has(WRITE_VALUES)) vals_out[p.val_out + at] = has(COLUMN) ? val % p.row_len : val;
             }
         }
+#endif
         barrier();  // digit_next and the tile are read above before they change
         for (uint d = lid; d < RADIX; d += WG_SIZE) digit_next[d] += tile_count[d];
         barrier();

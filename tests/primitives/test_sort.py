@@ -143,8 +143,7 @@ def test_partial_subgroups(rng, monkeypatch, workgroup):
     or 16): the last subgroup is partial, so the ranking places elements by ballot instead of the
     affine positions of full subgroups. Keys and pairs, several tiles and blocks."""
     monkeypatch.setattr(sort_mod, "TUNING", dataclasses.replace(
-        sort_mod.TUNING, software_workgroup=workgroup, workgroup=workgroup, pairs_workgroup=workgroup,
-        max_blocks=3))
+        sort_mod.TUNING, software_workgroup=workgroup, workgroup=workgroup, max_blocks=3))
     n = 7 * workgroup * sort_mod.TUNING.software_items + 5
     check_sorts(make(rng, n, np.float32, "dups"))
     check_sorts(make(rng, n, np.int32), descending=True)
@@ -203,14 +202,13 @@ def test_host_input_and_dispatch_count(rng, T, monkeypatch):
 
 def test_h200_plan(monkeypatch):
     """The planner on an H200-like device (48 KiB of shared memory, subgroups of 32): tiles of
-    256 x 8 for keys (16M in 2048 blocks of 4 tiles) and 256 x 4 for pairs, 64-bit keys too (2048
-    blocks of 8 tiles): the tuning asks for no more than fits 48 KiB of shared memory."""
+    256 x 8 for keys and for pairs, 64-bit keys too, 16M in 2048 blocks of 4 tiles (the tuning asks
+    for no more than fits 48 KiB of shared memory)."""
     rt = runtime.get()
     monkeypatch.setattr(rt, "device", h200_like(rt.device))
-    for pairs, words, want in ((False, 1, (256, 8, 2048, 4)), (True, 1, (256, 4, 2048, 8)),
-                               (True, 2, (256, 4, 2048, 8))):
+    for pairs, words in ((False, 1), (True, 1), (True, 2)):
         plan = sort_mod._plan(1 << 24, pairs, "test", words)
-        assert (plan.workgroup, plan.items, plan.blocks, plan.tiles_per_block) == want
+        assert (plan.workgroup, plan.items, plan.blocks, plan.tiles_per_block) == (256, 8, 2048, 4)
 
 
 def test_bad_input_before_gpu_work():

@@ -66,11 +66,9 @@ UniqueInverseResult = collections.namedtuple("UniqueInverseResult", ["values", "
 @dataclasses.dataclass(frozen=True)
 class Tuning:
     """Tunables, read at each call: replace `TUNING` (dataclasses.replace) to try others."""
-    workgroup: int = 256           # invocations per tile, sorting keys alone
+    workgroup: int = 256           # invocations per tile
     items: int = 8                 # elements per invocation and tile (fewer where shared memory
                                    # cannot hold the tile)
-    pairs_workgroup: int = 256     # the same, sorting keys with values (argsort, rows): a small
-    pairs_items: int = 4           # tile's shared memory lets more workgroups share a multiprocessor
     software_workgroup: int = 64   # lavapipe runs each invocation as a SIMD lane and switches at
     software_items: int = 8        # barriers: small tiles, and multi-tile sorts in small tests
     max_blocks: int = 2048         # workgroups per pass: each walks a block of consecutive tiles,
@@ -113,16 +111,14 @@ def _plan(n: int, pairs: bool, name: str, key_words: int = 1) -> _Plan:
     loop budget."""
     tuning = TUNING
     dev = runtime.get().device
-    if dev.is_software:
-        wg, items = tuning.software_workgroup, tuning.software_items
-    else:
-        wg, items = (tuning.pairs_workgroup, tuning.pairs_items) if pairs else (tuning.workgroup, tuning.items)
+    wg, items = ((tuning.software_workgroup, tuning.software_items) if dev.is_software
+                 else (tuning.workgroup, tuning.items))
     wg = min(wg, dev.max_workgroup_invocations)
     ballot = dev.has("ballot")
     slots = -(-wg // max(1, dev.min_subgroup_size))
 
-    def shared(items):  # DOWNSWEEP's shared memory, bytes
-        tile_words = wg * items * (key_words + (1 if pairs else 0))
+    def shared(items):  # DOWNSWEEP's shared memory, bytes (with ballot one tile array serves keys and values)
+        tile_words = wg * items * (key_words + (1 if pairs and not ballot else 0))
         return 4 * (tile_words + 3 * RADIX + (-(-slots // 2) * RADIX if ballot else 0) + wg + 2)
     while items > 1 and shared(items) > dev.max_shared_memory:
         items //= 2
