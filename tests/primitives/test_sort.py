@@ -202,12 +202,11 @@ def test_host_input_and_dispatch_count(rng, T, monkeypatch):
 
 def test_h200_plan(monkeypatch):
     """The planner on an H200-like device (48 KiB of shared memory, subgroups of 32): tiles of
-    256 x 8 for keys and for pairs, 64-bit keys too, 16M in 2048 blocks of 4 tiles (the tuning asks
-    for no more than fits 48 KiB of shared memory)."""
+    256 x 8 for keys and for pairs, 16M in 2048 blocks of 4 tiles (64-bit keys: test_sort_wide)."""
     rt = runtime.get()
     monkeypatch.setattr(rt, "device", h200_like(rt.device))
-    for pairs, words in ((False, 1), (True, 1), (True, 2)):
-        plan = sort_mod._plan(1 << 24, pairs, "test", words)
+    for pairs in (False, True):
+        plan = sort_mod._plan(1 << 24, pairs, "test")
         assert (plan.workgroup, plan.items, plan.blocks, plan.tiles_per_block) == (256, 8, 2048, 4)
 
 
