@@ -17,8 +17,9 @@
 // Ranking with subgroup ballot (MATCH): each subgroup owns a contiguous run of the tile, its lanes
 // ITEMS strided elements each; per element, 8 ballots find the lanes holding the same digit, and
 // the lowest of them bumps the subgroup's counter for it; one workgroup scan of the (digit,
-// subgroup) counters gives each element its place. Without ballot: 8 stable one-bit splits of the
-// tile through shared memory, a workgroup scan each (as radix sorts did before ballots).
+// subgroup) counters gives each element its place; with values, keys and values take the one
+// tile array in turn. Without ballot: 8 stable one-bit splits of the tile through shared memory,
+// a workgroup scan each (as radix sorts did before ballots), keys and values side by side.
 // Elements past the end take the largest digit: a stable ranking leaves them last in the tile.
 //
 // The digit: bits [shift, shift + 8) of sort_key(word) (lib/sort_keys.glsl; inverted when
