@@ -210,6 +210,18 @@ def test_h200_plan(monkeypatch):
         assert (plan.workgroup, plan.items, plan.blocks, plan.tiles_per_block) == (256, 8, 2048, 4)
 
 
+def test_tiles_stay_under_the_counters_range(monkeypatch):
+    """The ranking counts a tile's elements in 16 bits: a tuning (and a device) that would allow a
+    tile of 65536 or more gets fewer elements per invocation."""
+    rt = runtime.get()
+    big = dataclasses.replace(h200_like(rt.device), max_shared_memory=1 << 22)
+    monkeypatch.setattr(rt, "device", big)
+    monkeypatch.setattr(sort_mod, "TUNING", dataclasses.replace(sort_mod.TUNING, workgroup=1024, items=128))
+    for pairs in (False, True):
+        plan = sort_mod._plan(1 << 24, pairs, "test")
+        assert plan.workgroup == 1024 and plan.tile <= sort_mod.MAX_TILE and plan.items == 32
+
+
 def test_bad_input_before_gpu_work():
     x = vk.asarray(np.arange(6, dtype=np.float32).reshape(2, 3))
     with no_gpu_work():

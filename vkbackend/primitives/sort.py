@@ -52,6 +52,7 @@ SHADER = "primitives/radix_sort.comp"
 SEARCH_SHADER = "primitives/searchsorted.comp"
 RADIX_BITS = 8
 RADIX = 1 << RADIX_BITS
+MAX_TILE = (1 << 16) - 1  # elements a tile may hold: the ranking counts them in 16 bits
 # radix_sort.comp's p.mode: the key type (bits 0-1, lib/sort_keys.glsl's KEY_*; of 64-bit
 # elements in the KEY64 variants), then flags
 _KEY_TYPE = {dtypes.uint32: 0, dtypes.bool_: 0, dtypes.int32: 1, dtypes.float32: 2,
@@ -120,7 +121,8 @@ def _plan(n: int, pairs: bool, name: str, key_words: int = 1) -> _Plan:
     def shared(items):  # DOWNSWEEP's shared memory, bytes (with ballot one tile array serves keys and values)
         tile_words = wg * items * (key_words + (1 if pairs and not ballot else 0))
         return 4 * (tile_words + 3 * RADIX + (-(-slots // 2) * RADIX if ballot else 0) + wg + 2)
-    while items > 1 and shared(items) > dev.max_shared_memory:
+    # the tile in shared memory, and under 65536 elements (the ranking's 16-bit counters)
+    while items > 1 and (shared(items) > dev.max_shared_memory or wg * items > MAX_TILE):
         items //= 2
     if shared(items) > dev.max_shared_memory:
         raise ValueError(f"{name}: a sort tile of {wg} invocations needs {shared(items)} bytes of shared "
