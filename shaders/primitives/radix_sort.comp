@@ -143,6 +143,11 @@ uint value_of(KEY slot) { return slot.x; }  // a value held in a tile slot
 uint value_of(KEY slot) { return slot; }
 #endif
 
+// Writes the value of the element that goes to `at` (argsort of rows: its column), if asked.
+void store_value(uint at, uint val) {
+    if (has(WRITE_VALUES)) vals_out[p.val_out + at] = has(COLUMN) ? val % p.row_len : val;
+}
+
 #ifdef MATCH
 // Per (subgroup, digit): counts, then exclusive prefixes, 16 bits each (a tile holds fewer than
 // 65536 elements): subgroup s in half s / COUNT_ROWS of word (s % COUNT_ROWS) * RADIX + digit,
@@ -298,10 +303,10 @@ void main() {
     uint first = block * p.tiles_per_block * TILE;
     uint end = min(first + p.tiles_per_block * TILE, p.n);
     for (uint base = first; base < end; base += TILE) {
+        uint valid = min(TILE, end - base);  // the tile's elements
 #ifdef MATCH
         uint rank[ITEMS];
         rank_tile(base, end, rank);
-        uint valid = min(TILE, end - base);
 #ifdef PAIRS
         // The digits' source (keys, or a row digit's values) first, each slot's place kept for the
         // other payload, which takes the tile next.
@@ -321,7 +326,7 @@ void main() {
 #ifdef PAIRS
                 ats[k] = at;
                 if (row) {
-                    if (has(WRITE_VALUES)) vals_out[p.val_out + at] = has(COLUMN) ? value_of(slot) % p.row_len : value_of(slot);
+                    store_value(at, value_of(slot));
                     continue;
                 }
 #endif
@@ -340,7 +345,7 @@ void main() {
             if (i < valid) {
                 KEY slot = tile_keys[i];
                 if (!row) {
-                    if (has(WRITE_VALUES)) vals_out[p.val_out + ats[k]] = has(COLUMN) ? value_of(slot) % p.row_len : value_of(slot);
+                    store_value(ats[k], value_of(slot));
                 } else if (has(WRITE_KEYS)) {
                     store_key(ats[k], slot);
                 }
@@ -360,8 +365,7 @@ void main() {
 #endif
             digits[k] = e < end ? digit_of(keys[k], vals[k]) : RADIX - 1u;
         }
-        rank_tile(keys, vals, digits, min(TILE, end - base));
-        uint valid = min(TILE, end - base);
+        rank_tile(keys, vals, digits, valid);
         [[unroll]] for (uint k = 0u; k < ITEMS; ++k) {
             uint i = k * WG_SIZE + lid;
             if (i < valid) {
@@ -374,7 +378,7 @@ void main() {
                 uint d = digit_of(key, val);
                 uint at = digit_next[d] + i - tile_start[d];
                 if (has(WRITE_KEYS)) store_key(at, key);
-                if (has(WRITE_VALUES)) vals_out[p.val_out + at] = has(COLUMN) ? val % p.row_len : val;
+                store_value(at, val);
             }
         }
 #endif
